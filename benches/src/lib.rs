@@ -1,0 +1,1 @@
+//! Deterministic input generators for the patchspec benchmarks.

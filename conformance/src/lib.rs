@@ -1,0 +1,3 @@
+//! patchspec-conformance: the case model, the runner, its reports, and the
+//! `patchspec` command line.
+#![deny(missing_docs)]

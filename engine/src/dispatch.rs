@@ -1,0 +1,57 @@
+//! The wire boundary: a tool name and its JSON params in, the tool's JSON
+//! result document out. The runner's built-in executor and `patchspec exec`
+//! call exactly [`call`]; nothing else in the engine sees JSON requests.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Session state that travels with a call (TUL-001 ActiveFiles).
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    /// docPath → content of the files already in the model's context.
+    pub active_files: BTreeMap<String, String>,
+}
+
+/// One tool call.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolCall<'a> {
+    /// The tool's wire name (`apply_patch`, `workspace_write_patch`, ...).
+    pub tool_name: &'a str,
+    /// The tool's own arguments.
+    pub params: &'a Value,
+    /// The workspace every path is relative to.
+    pub workspace_root: &'a Path,
+    /// Session state.
+    pub session: &'a Session,
+}
+
+/// What a tool call produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutcome {
+    /// Did the tool do what was asked?
+    pub success: bool,
+    /// The tool's result document (its own spec's shape), on success and failure alike.
+    pub result: Value,
+    /// A one-line message when `success` is false.
+    pub error: Option<String>,
+}
+
+/// The tools this engine implements, by wire name.
+pub const SUPPORTED_TOOLS: &[&str] = &[
+    "apply_patch",
+    "workspace_write_patch",
+    "workspace_create_file",
+    "workspace.read_file",
+];
+
+/// Run one tool call against its workspace.
+pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
+    let message = format!("unknown tool {:?}", call.tool_name);
+    ToolOutcome {
+        success: false,
+        result: serde_json::json!({"success": false, "error": {"kind": "unknown_tool", "message": message}}),
+        error: Some(message),
+    }
+}

@@ -1,0 +1,393 @@
+//! The filesystem seam: every byte the engine reads or writes goes through
+//! [`Fs`], so tests can inject a failure at any single step ([`FaultFs`]) and
+//! the committer's rollback can be proven step by step.
+//!
+//! Paths given to an [`Fs`] are workspace-relative, `/`-separated and already
+//! resolved by [`crate::path_guard`]; `""` names the workspace root. The real
+//! implementation, [`RealFs`], holds a directory handle on the root and
+//! resolves every path beneath it (cap-std, `openat2(RESOLVE_BENEATH)` on
+//! Linux): even if a directory is swapped for a symlink after the guard
+//! checked the path, the kernel refuses to follow it out of the workspace.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+
+/// What a directory entry is, as `lstat` sees it (symlinks are not followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link, whatever it points at.
+    Symlink,
+    /// Anything else (fifo, socket, device).
+    Other,
+}
+
+/// The operations the engine performs on a workspace.
+///
+/// Mutating operations are few on purpose: a staged write is always a new
+/// file (`write_new`), and it reaches its final name only by `rename`.
+pub trait Fs: Send + Sync {
+    /// The whole content of a file (following in-workspace symlinks).
+    fn read(&self, path: &str) -> io::Result<Vec<u8>>;
+    /// What `path` is, without following a final symlink; `Ok(None)` when absent.
+    fn kind(&self, path: &str) -> io::Result<Option<EntryKind>>;
+    /// The target of a symlink, exactly as stored.
+    fn read_link(&self, path: &str) -> io::Result<PathBuf>;
+    /// The names in a directory with their kinds, sorted by name.
+    fn list_dir(&self, path: &str) -> io::Result<Vec<(String, EntryKind)>>;
+    /// Unix permission bits of a file (following in-workspace symlinks).
+    fn mode(&self, path: &str) -> io::Result<u32>;
+    /// Create `path` (which must not exist), write `bytes`, set `mode` when
+    /// given, fsync it.
+    fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()>;
+    /// Rename `from` to `to`, replacing a file at `to`.
+    fn rename(&self, from: &str, to: &str) -> io::Result<()>;
+    /// Remove a file or symlink.
+    fn remove_file(&self, path: &str) -> io::Result<()>;
+    /// Create one directory (its parent must exist).
+    fn create_dir(&self, path: &str) -> io::Result<()>;
+    /// Remove an empty directory.
+    fn remove_dir(&self, path: &str) -> io::Result<()>;
+    /// fsync a directory, making renames inside it durable.
+    fn sync_dir(&self, path: &str) -> io::Result<()>;
+}
+
+/// The real filesystem, confined beneath a held handle on the workspace root.
+pub struct RealFs {
+    root: Dir,
+    root_path: PathBuf,
+}
+
+impl RealFs {
+    /// Open the workspace at `root`, which must be an existing directory.
+    pub fn open(root: &Path) -> io::Result<RealFs> {
+        let dir = Dir::open_ambient_dir(root, ambient_authority())?;
+        Ok(RealFs {
+            root: dir,
+            root_path: root.to_path_buf(),
+        })
+    }
+
+    /// The path this workspace was opened at.
+    pub fn root_path(&self) -> &Path {
+        &self.root_path
+    }
+}
+
+fn rel(path: &str) -> &str {
+    if path.is_empty() {
+        "."
+    } else {
+        path
+    }
+}
+
+impl Fs for RealFs {
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        self.root.read(rel(path))
+    }
+
+    fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
+        match self.root.symlink_metadata(rel(path)) {
+            Ok(meta) => {
+                let ft = meta.file_type();
+                Ok(Some(if ft.is_symlink() {
+                    EntryKind::Symlink
+                } else if ft.is_dir() {
+                    EntryKind::Dir
+                } else if ft.is_file() {
+                    EntryKind::File
+                } else {
+                    EntryKind::Other
+                }))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            // ENOTDIR: a parent component is a file, so nothing exists here.
+            Err(e) if e.raw_os_error() == Some(libc_enotdir()) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read_link(&self, path: &str) -> io::Result<PathBuf> {
+        self.root.read_link_contents(rel(path))
+    }
+
+    fn list_dir(&self, path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+        let mut out = Vec::new();
+        for entry in self.root.read_dir(rel(path))? {
+            let entry = entry?;
+            let Ok(name) = entry.file_name().into_string() else {
+                // Names that are not UTF-8 cannot be named by any tool call.
+                continue;
+            };
+            let ft = entry.file_type()?;
+            let kind = if ft.is_symlink() {
+                EntryKind::Symlink
+            } else if ft.is_dir() {
+                EntryKind::Dir
+            } else if ft.is_file() {
+                EntryKind::File
+            } else {
+                EntryKind::Other
+            };
+            out.push((name, kind));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn mode(&self, path: &str) -> io::Result<u32> {
+        use cap_std::fs::PermissionsExt;
+        Ok(self.root.metadata(rel(path))?.permissions().mode())
+    }
+
+    fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        let mut file = self
+            .root
+            .open_with(path, OpenOptions::new().write(true).create_new(true))?;
+        if let Some(mode) = mode {
+            use std::os::unix::fs::PermissionsExt;
+            let perms = std::fs::Permissions::from_mode(mode);
+            file.set_permissions(cap_std::fs::Permissions::from_std(perms))?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()
+    }
+
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.root.rename(from, &self.root, to)
+    }
+
+    fn remove_file(&self, path: &str) -> io::Result<()> {
+        self.root.remove_file(path)
+    }
+
+    fn create_dir(&self, path: &str) -> io::Result<()> {
+        self.root.create_dir(path)
+    }
+
+    fn remove_dir(&self, path: &str) -> io::Result<()> {
+        self.root.remove_dir(path)
+    }
+
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        self.root.open(rel(path))?.sync_all()
+    }
+}
+
+fn libc_enotdir() -> i32 {
+    // ENOTDIR is 20 on every Unix this engine targets (Linux, macOS, BSDs).
+    20
+}
+
+/// Which operation a [`FaultFs`] counts and fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsOp {
+    /// [`Fs::read`]
+    Read,
+    /// [`Fs::kind`]
+    Kind,
+    /// [`Fs::read_link`]
+    ReadLink,
+    /// [`Fs::list_dir`]
+    ListDir,
+    /// [`Fs::mode`]
+    Mode,
+    /// [`Fs::write_new`]
+    WriteNew,
+    /// [`Fs::rename`]
+    Rename,
+    /// [`Fs::remove_file`]
+    RemoveFile,
+    /// [`Fs::create_dir`]
+    CreateDir,
+    /// [`Fs::remove_dir`]
+    RemoveDir,
+    /// [`Fs::sync_dir`]
+    SyncDir,
+}
+
+impl FsOp {
+    /// True for the operations that change the workspace.
+    pub fn is_mutation(self) -> bool {
+        matches!(
+            self,
+            FsOp::WriteNew | FsOp::Rename | FsOp::RemoveFile | FsOp::CreateDir | FsOp::RemoveDir
+        )
+    }
+}
+
+/// A wrapper that fails exactly one chosen operation, for fault injection.
+///
+/// It counts the operations selected by its filter; the `fail_at`-th of them
+/// (0-based) returns an error instead of reaching the inner [`Fs`]. Every
+/// other operation, including those after the failure (rollback), succeeds,
+/// which is the model of a single transient fault.
+pub struct FaultFs<'a> {
+    inner: &'a dyn Fs,
+    filter: fn(FsOp) -> bool,
+    fail_at: Option<usize>,
+    seen: AtomicUsize,
+    log: Mutex<Vec<(FsOp, String)>>,
+}
+
+impl<'a> FaultFs<'a> {
+    /// Fail the `fail_at`-th operation that `filter` selects (`None`: never fail, only count).
+    pub fn new(inner: &'a dyn Fs, filter: fn(FsOp) -> bool, fail_at: Option<usize>) -> Self {
+        FaultFs {
+            inner,
+            filter,
+            fail_at,
+            seen: AtomicUsize::new(0),
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// How many operations the filter selected so far.
+    pub fn count(&self) -> usize {
+        self.seen.load(Ordering::SeqCst)
+    }
+
+    /// Every operation performed (or failed), in order, with its path.
+    pub fn log(&self) -> Vec<(FsOp, String)> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    fn gate(&self, op: FsOp, path: &str) -> io::Result<()> {
+        if let Ok(mut log) = self.log.lock() {
+            log.push((op, path.to_string()));
+        }
+        if !(self.filter)(op) {
+            return Ok(());
+        }
+        let n = self.seen.fetch_add(1, Ordering::SeqCst);
+        if Some(n) == self.fail_at {
+            return Err(io::Error::other(format!(
+                "injected fault at {op:?} #{n} ({path})"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Fs for FaultFs<'_> {
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        self.gate(FsOp::Read, path)?;
+        self.inner.read(path)
+    }
+    fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
+        self.gate(FsOp::Kind, path)?;
+        self.inner.kind(path)
+    }
+    fn read_link(&self, path: &str) -> io::Result<PathBuf> {
+        self.gate(FsOp::ReadLink, path)?;
+        self.inner.read_link(path)
+    }
+    fn list_dir(&self, path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+        self.gate(FsOp::ListDir, path)?;
+        self.inner.list_dir(path)
+    }
+    fn mode(&self, path: &str) -> io::Result<u32> {
+        self.gate(FsOp::Mode, path)?;
+        self.inner.mode(path)
+    }
+    fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        self.gate(FsOp::WriteNew, path)?;
+        self.inner.write_new(path, bytes, mode)
+    }
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.gate(FsOp::Rename, from)?;
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &str) -> io::Result<()> {
+        self.gate(FsOp::RemoveFile, path)?;
+        self.inner.remove_file(path)
+    }
+    fn create_dir(&self, path: &str) -> io::Result<()> {
+        self.gate(FsOp::CreateDir, path)?;
+        self.inner.create_dir(path)
+    }
+    fn remove_dir(&self, path: &str) -> io::Result<()> {
+        self.gate(FsOp::RemoveDir, path)?;
+        self.inner.remove_dir(path)
+    }
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        self.gate(FsOp::SyncDir, path)?;
+        self.inner.sync_dir(path)
+    }
+}
+
+/// The parent directory of a workspace-relative path (`""` for the root).
+pub fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[..i],
+        None => "",
+    }
+}
+
+/// The last component of a workspace-relative path.
+pub fn file_name_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn real_fs_refuses_a_symlink_that_leads_out() {
+        let ws = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/etc", ws.path().join("out")).unwrap();
+        let fs = RealFs::open(ws.path()).unwrap();
+        assert!(fs.read("out/hostname").is_err());
+        assert_eq!(fs.kind("out").unwrap(), Some(EntryKind::Symlink));
+    }
+
+    #[test]
+    fn write_new_refuses_an_existing_file() {
+        let ws = tempfile::tempdir().unwrap();
+        let fs = RealFs::open(ws.path()).unwrap();
+        fs.write_new("a", b"1", None).unwrap();
+        assert!(fs.write_new("a", b"2", None).is_err());
+        assert_eq!(fs.read("a").unwrap(), b"1");
+    }
+
+    #[test]
+    fn kind_of_a_path_below_a_file_is_absent() {
+        let ws = tempfile::tempdir().unwrap();
+        let fs = RealFs::open(ws.path()).unwrap();
+        fs.write_new("a", b"1", None).unwrap();
+        assert_eq!(fs.kind("a/b").unwrap(), None);
+        assert_eq!(fs.kind("").unwrap(), Some(EntryKind::Dir));
+    }
+
+    #[test]
+    fn fault_fs_fails_exactly_the_chosen_step() {
+        let ws = tempfile::tempdir().unwrap();
+        let real = RealFs::open(ws.path()).unwrap();
+        let fs = FaultFs::new(&real, FsOp::is_mutation, Some(1));
+        fs.write_new("a", b"1", None).unwrap();
+        assert!(fs.write_new("b", b"2", None).is_err());
+        fs.write_new("c", b"3", None).unwrap();
+        assert_eq!(fs.count(), 3);
+        assert_eq!(real.kind("b").unwrap(), None);
+    }
+
+    #[test]
+    fn path_helpers_split_parent_and_name() {
+        assert_eq!(parent_of("a/b/c.txt"), "a/b");
+        assert_eq!(parent_of("c.txt"), "");
+        assert_eq!(file_name_of("a/b/c.txt"), "c.txt");
+    }
+}

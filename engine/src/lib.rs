@@ -1,0 +1,25 @@
+//! patchspec-engine: the reference implementation of the file-edit tools that
+//! coding agents call — the `apply_patch` envelope, `workspace_write_patch`
+//! line-patch batches, `workspace_create_file` and `workspace.read_file`.
+//!
+//! A library first: the `patchspec` binary (in `patchspec-conformance`) only
+//! parses arguments and calls [`dispatch`]. The layers, bottom up:
+//!
+//! - [`hash`], [`fs`], [`path_guard`], [`commit`]: one hash helper, one
+//!   filesystem seam, one path guard and one atomic writer, shared by every tool;
+//! - [`text`]: line views over file bytes (endings, BOM, final newline);
+//! - [`envelope`] (grammar), [`matching`] (zero-fuzz hunk location), and the
+//!   tools in [`tools`];
+//! - [`dispatch`]: tool name + JSON params → the tool's JSON result document,
+//!   the only wire boundary.
+//!
+//! Serialization lives in `tools` and `dispatch` only; the layers below speak
+//! Rust types. Nothing here spawns a process.
+#![deny(missing_docs)]
+
+pub mod commit;
+pub mod envelope;
+pub mod fs;
+pub mod hash;
+pub mod path_guard;
+pub mod dispatch;
