@@ -48,7 +48,18 @@ pub const SUPPORTED_TOOLS: &[&str] = &[
 
 /// Run one tool call against its workspace.
 pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
-    let message = format!("unknown tool {:?}", call.tool_name);
+    match call.tool_name {
+        "apply_patch" => crate::tools::apply_patch::run(call),
+        "workspace_write_patch" => crate::tools::write_patch::run(call),
+        "workspace_create_file" => crate::tools::create_file::run(call),
+        "workspace.read_file" => crate::tools::read_file::run(call),
+        other => unknown_tool(other),
+    }
+}
+
+/// The outcome for a tool name this engine does not implement.
+pub fn unknown_tool(name: &str) -> ToolOutcome {
+    let message = format!("unknown tool {name:?}");
     ToolOutcome {
         success: false,
         result: serde_json::json!({"success": false, "error": {"kind": "unknown_tool", "message": message}}),

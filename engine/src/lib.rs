@@ -22,4 +22,6 @@ pub mod envelope;
 pub mod fs;
 pub mod hash;
 pub mod path_guard;
+pub mod text;
+pub mod tools;
 pub mod dispatch;

@@ -1,0 +1,8 @@
+//! `create_file` (being written).
+
+use crate::dispatch::{ToolCall, ToolOutcome};
+
+/// Run one `create_file` call.
+pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    crate::dispatch::unknown_tool(call.tool_name)
+}
