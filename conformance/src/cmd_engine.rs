@@ -1,7 +1,13 @@
 //! The engine's own subcommands: `patchspec apply` and `patchspec call`.
 //! They parse nothing themselves beyond clap, and call the engine.
 
+use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::PathBuf;
+
+use patchspec_engine::dispatch::{self, Session, ToolCall};
+use patchspec_engine::fs::RealFs;
+use patchspec_engine::tools::apply_patch::{self, ApplyOptions};
 
 /// `patchspec apply [FILE|-]`: apply an envelope to a directory.
 #[derive(Clone, Debug, clap::Args)]
@@ -31,7 +37,7 @@ pub struct ApplyArgs {
 pub struct CallArgs {
     /// The tool's wire name, e.g. `workspace_write_patch`.
     pub tool: String,
-    /// The params as JSON, or `-` for standard input.
+    /// The params: JSON text, `@FILE` to read them from a file, or `-` for standard input.
     #[arg(default_value = "-")]
     pub params: String,
     /// The workspace (default: the current directory).
@@ -44,12 +50,124 @@ pub struct CallArgs {
 
 /// Run `patchspec apply`; returns the process exit code (0 applied, 1 refused, 2 usage).
 pub fn apply(args: &ApplyArgs) -> i32 {
-    let _ = args;
-    2
+    let envelope = match read_input(&args.file) {
+        Ok(bytes) => bytes,
+        Err(e) => return usage(&format!("cannot read {}: {e}", args.file)),
+    };
+    let mut options = ApplyOptions {
+        atomic: !args.no_atomic,
+        dry_run: args.dry_run,
+        ..ApplyOptions::default()
+    };
+    for pair in &args.expect_sha {
+        let Some((path, hex)) = pair.split_once('=') else {
+            return usage(&format!("--expect-sha takes PATH=HEX, got {pair:?}"));
+        };
+        options
+            .expected_sha256
+            .insert(path.to_string(), hex.to_string());
+    }
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let fs = match RealFs::open(&root) {
+        Ok(fs) => fs,
+        Err(e) => {
+            return usage(&format!(
+                "cannot open the workspace {}: {e}",
+                root.display()
+            ))
+        }
+    };
+    let applied = apply_patch::apply_bytes(&fs, &envelope, &options);
+    if args.json {
+        let outcome = apply_patch::outcome(options.atomic, &applied);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&outcome.result).unwrap_or_default()
+        );
+    } else {
+        let verb = if args.dry_run {
+            "would change"
+        } else {
+            "changed"
+        };
+        if !applied.changed_files.is_empty() {
+            println!("{verb}:");
+        }
+        for file in &applied.changed_files {
+            match &file.from {
+                Some(from) => println!("  {:<6} {from} -> {}", file.operation, file.path),
+                None => println!("  {:<6} {}", file.operation, file.path),
+            }
+        }
+        if let Some(e) = &applied.error {
+            eprintln!("error[{}]: {}", e.kind.as_str(), e.message);
+            if !options.atomic && !applied.changed_files.is_empty() {
+                eprintln!(
+                    "note: not atomic: the sections listed above were applied before the failure"
+                );
+            } else if !args.dry_run {
+                eprintln!("note: nothing was written");
+            }
+        }
+    }
+    i32::from(applied.error.is_some())
 }
 
 /// Run `patchspec call`; returns the process exit code (0 success, 1 tool failure, 2 usage).
 pub fn call(args: &CallArgs) -> i32 {
-    let _ = args;
+    let params = match args.params.as_str() {
+        "-" => read_input("-"),
+        text => match text.strip_prefix('@') {
+            Some(file) => read_input(file),
+            None => Ok(text.as_bytes().to_vec()),
+        },
+    };
+    let params = match params {
+        Ok(bytes) => bytes,
+        Err(e) => return usage(&format!("cannot read the params: {e}")),
+    };
+    let params: serde_json::Value = match serde_json::from_slice(&params) {
+        Ok(v) => v,
+        Err(e) => return usage(&format!("params are not JSON: {e}")),
+    };
+    let mut session = Session::default();
+    if let Some(path) = &args.active_files {
+        let parsed = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| {
+                serde_json::from_slice::<BTreeMap<String, String>>(&b).map_err(|e| e.to_string())
+            });
+        match parsed {
+            Ok(map) => session.active_files = map,
+            Err(e) => return usage(&format!("--active-files {}: {e}", path.display())),
+        }
+    }
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let outcome = dispatch::call(&ToolCall {
+        tool_name: &args.tool,
+        params: &params,
+        workspace_root: &root,
+        session: &session,
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&outcome.result).unwrap_or_default()
+    );
+    i32::from(!outcome.success)
+}
+
+/// Read a file, or standard input for `-`.
+fn read_input(name: &str) -> std::io::Result<Vec<u8>> {
+    if name == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf)?;
+        Ok(buf)
+    } else {
+        std::fs::read(name)
+    }
+}
+
+fn usage(message: &str) -> i32 {
+    eprintln!("error: {message}");
     2
 }

@@ -144,7 +144,12 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
                 let trash_path = format!("{TRASH_DIR}/{transaction}/{path}");
                 ensure_dirs(fs, parent_of(&trash_path), &mut done)
                     .and_then(|()| fs.rename(path, &trash_path))
-                    .map(|()| done.push(Done::Trashed { index: i, trash_path }))
+                    .map(|()| {
+                        done.push(Done::Trashed {
+                            index: i,
+                            trash_path,
+                        })
+                    })
             }
         };
         if let Err(source) = result {
@@ -286,7 +291,10 @@ mod tests {
     /// Every file under `root` (symlinks as their target text), for byte-exact comparison.
     pub(crate) fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
         fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-            let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap()).collect();
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap())
+                .collect();
             entries.sort_by_key(|e| e.file_name());
             for e in entries {
                 let p = e.path();
@@ -297,7 +305,10 @@ mod tests {
                     walk(root, &p, out);
                 } else if ft.is_symlink() {
                     let t = std::fs::read_link(&p).unwrap();
-                    out.insert(format!("{rel}@"), t.to_string_lossy().into_owned().into_bytes());
+                    out.insert(
+                        format!("{rel}@"),
+                        t.to_string_lossy().into_owned().into_bytes(),
+                    );
                 } else {
                     out.insert(rel, std::fs::read(&p).unwrap());
                 }
@@ -392,7 +403,10 @@ mod tests {
                 }
             }
         }
-        assert!(failures >= steps - 2, "{failures} of {steps} injected faults surfaced");
+        assert!(
+            failures >= steps - 2,
+            "{failures} of {steps} injected faults surfaced"
+        );
     }
 
     #[test]
@@ -408,7 +422,10 @@ mod tests {
             mode: Some(0o755),
         };
         commit(&fs, &[change]).unwrap();
-        let mode = std::fs::metadata(dir.path().join("run.sh")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(dir.path().join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o755);
         let _ = FsOp::Read;
     }

@@ -21,6 +21,7 @@ pub mod commit;
 pub mod envelope;
 pub mod fs;
 pub mod hash;
+pub mod matching;
 pub mod path_guard;
 pub mod text;
 pub mod tools;

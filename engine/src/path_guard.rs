@@ -93,7 +93,10 @@ pub enum PathError {
 impl PathError {
     /// True for the rules that mean "this would reach outside the workspace".
     pub fn is_escape(&self) -> bool {
-        matches!(self, PathError::Escapes(_) | PathError::SymlinkEscapes { .. })
+        matches!(
+            self,
+            PathError::Escapes(_) | PathError::SymlinkEscapes { .. }
+        )
     }
 }
 
@@ -273,7 +276,10 @@ mod tests {
     #[test]
     fn plain_paths_resolve_to_themselves() {
         let p = check("src/a.txt").unwrap();
-        assert_eq!((p.normalized.as_str(), p.target.as_str()), ("src/a.txt", "src/a.txt"));
+        assert_eq!(
+            (p.normalized.as_str(), p.target.as_str()),
+            ("src/a.txt", "src/a.txt")
+        );
         assert_eq!(check("src/./new.txt").unwrap().normalized, "src/new.txt");
         assert_eq!(check("src/inner/../a.txt").unwrap().target, "src/a.txt");
     }
@@ -287,18 +293,33 @@ mod tests {
         assert!(matches!(check("/etc/passwd"), Err(PathError::Absolute(_))));
         assert!(matches!(check("C:\\x"), Err(PathError::Absolute(_))));
         assert!(matches!(check("c:x"), Err(PathError::Absolute(_))));
-        assert!(matches!(check("\\\\server\\share"), Err(PathError::Absolute(_))));
+        assert!(matches!(
+            check("\\\\server\\share"),
+            Err(PathError::Absolute(_))
+        ));
         assert!(matches!(check("src\\a.txt"), Err(PathError::Backslash(_))));
         assert!(matches!(check("../x"), Err(PathError::Escapes(_))));
         assert!(matches!(check("src/../../x"), Err(PathError::Escapes(_))));
-        assert!(matches!(check("src/a.txt/b"), Err(PathError::NotADirectory { .. })));
+        assert!(matches!(
+            check("src/a.txt/b"),
+            Err(PathError::NotADirectory { .. })
+        ));
     }
 
     #[test]
     fn symlinks_that_leave_are_refused_at_any_component() {
-        assert!(matches!(check("abs/hostname"), Err(PathError::SymlinkEscapes { .. })));
-        assert!(matches!(check("abs"), Err(PathError::SymlinkEscapes { .. })));
-        assert!(matches!(check("src/up/x"), Err(PathError::SymlinkEscapes { .. })));
+        assert!(matches!(
+            check("abs/hostname"),
+            Err(PathError::SymlinkEscapes { .. })
+        ));
+        assert!(matches!(
+            check("abs"),
+            Err(PathError::SymlinkEscapes { .. })
+        ));
+        assert!(matches!(
+            check("src/up/x"),
+            Err(PathError::SymlinkEscapes { .. })
+        ));
     }
 
     #[test]
@@ -316,7 +337,10 @@ mod tests {
         let opts = GuardOptions {
             backslash_is_separator: true,
         };
-        assert_eq!(resolve(&fs, "src\\a.txt", opts).unwrap().normalized, "src/a.txt");
+        assert_eq!(
+            resolve(&fs, "src\\a.txt", opts).unwrap().normalized,
+            "src/a.txt"
+        );
     }
 
     #[test]

@@ -113,7 +113,13 @@ impl<'a> Lines<'a> {
         (0..self.len())
             .map(|i| self.ending(i))
             .find(|e| !e.is_empty())
-            .map_or(Newline::Lf, |e| if e == b"\r\n" { Newline::CrLf } else { Newline::Lf })
+            .map_or(Newline::Lf, |e| {
+                if e == b"\r\n" {
+                    Newline::CrLf
+                } else {
+                    Newline::Lf
+                }
+            })
     }
 }
 

@@ -111,14 +111,14 @@ pub struct HunkLine<'a> {
     pub no_newline: bool,
 }
 
-impl Hunk<'_> {
+impl<'a> Hunk<'a> {
     /// The lines the file must contain (context and removals), in order.
-    pub fn old_lines(&self) -> impl Iterator<Item = &HunkLine<'_>> {
+    pub fn old_lines(&self) -> impl Iterator<Item = &HunkLine<'a>> {
         self.lines.iter().filter(|l| l.kind != LineKind::Add)
     }
 
     /// The lines the file will contain (context and additions), in order.
-    pub fn new_lines(&self) -> impl Iterator<Item = &HunkLine<'_>> {
+    pub fn new_lines(&self) -> impl Iterator<Item = &HunkLine<'a>> {
         self.lines.iter().filter(|l| l.kind != LineKind::Remove)
     }
 }

@@ -1,8 +1,703 @@
-//! `apply_patch` (being written).
+//! `apply_patch`: the envelope tool (patch-envelope.md). A call is planned
+//! whole — envelope parsed, every path guarded, every stale check made,
+//! every hunk located — before the first byte is written; then the plan is
+//! committed through [`crate::commit`], all-or-nothing (`atomic: true`, the
+//! default) or section by section (`atomic: false`).
+//!
+//! Params: `patch` (string, required), `expectedSha256ByPath` (object,
+//! optional), `atomic` (bool, default true). Other keys are ignored, so the
+//! WebSocket protocol's `projectKey`/`webSocketSessionId` may ride along.
+//!
+//! Result: `{"success": true, "data": {"changedFiles": [...], "atomic": b}}`
+//! or `{"success": false, "error": {"kind", "message", "details"}, "data":
+//! {"changedFiles": [...], "atomic": b}}` — `data` on failure is a patchspec
+//! extension carrying the partial `changedFiles` of a non-atomic run.
 
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Map, Value};
+
+use crate::commit::{commit, Change};
 use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::envelope::{self, Patch, Section, SectionKind};
+use crate::fs::{parent_of, EntryKind, Fs, RealFs};
+use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
+use crate::matching::{apply_hunks, HunkFailure};
+use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
 
-/// Run one `apply_patch` call.
+/// The error kinds of patch-envelope.md, as they appear on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The envelope does not follow the grammar.
+    PatchParseError,
+    /// A hunk's context was not found.
+    PatchApplyError,
+    /// A hunk's context occurs more than once.
+    MultipleMatches,
+    /// A hunk overlaps an earlier hunk of the same section.
+    OverlappingEdits,
+    /// A file's hash is not the expected one.
+    StaleFile,
+    /// A path leads outside the workspace.
+    OutsideWorkspace,
+    /// The call itself is invalid (absolute path, bad params, move onto itself, I/O failure).
+    CommandFailed,
+    /// A file or parent directory does not exist.
+    NotFound,
+    /// The file to create already exists.
+    AlreadyExists,
+}
+
+impl ErrorKind {
+    /// The wire name, e.g. `stale_file`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::PatchParseError => "patch_parse_error",
+            ErrorKind::PatchApplyError => "patch_apply_error",
+            ErrorKind::MultipleMatches => "multiple_matches",
+            ErrorKind::OverlappingEdits => "overlapping_edits",
+            ErrorKind::StaleFile => "stale_file",
+            ErrorKind::OutsideWorkspace => "outside_workspace",
+            ErrorKind::CommandFailed => "command_failed",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::AlreadyExists => "already_exists",
+        }
+    }
+}
+
+/// A refusal: its kind, a one-line message naming the file, hunk and reason,
+/// and the structured details of the spec (`path`, `hunkIndex`, `reason`, ...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatchError {
+    /// The kind.
+    pub kind: ErrorKind,
+    /// Human-readable, names where.
+    pub message: String,
+    /// The wire `details` object.
+    pub details: Map<String, Value>,
+}
+
+impl PatchError {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        PatchError {
+            kind,
+            message: message.into(),
+            details: Map::new(),
+        }
+    }
+
+    fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_string(), value.into());
+        self
+    }
+}
+
+/// What a section did, for `changedFiles`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangedFile {
+    /// `add`, `update`, `delete` or `move`.
+    pub operation: &'static str,
+    /// The path as normalised (for a move, the destination).
+    pub path: String,
+    /// For a move, the source.
+    pub from: Option<String>,
+}
+
+impl ChangedFile {
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("path".into(), self.path.clone().into());
+        m.insert("operation".into(), self.operation.into());
+        if let Some(from) = &self.from {
+            m.insert("from".into(), from.clone().into());
+        }
+        Value::Object(m)
+    }
+}
+
+/// How to apply.
+#[derive(Clone, Debug)]
+pub struct ApplyOptions {
+    /// All-or-nothing (true, the default) or section by section.
+    pub atomic: bool,
+    /// Plan everything, write nothing.
+    pub dry_run: bool,
+    /// `expectedSha256ByPath`: path → hex digest, or `""` for "must not exist".
+    pub expected_sha256: BTreeMap<String, String>,
+}
+
+impl Default for ApplyOptions {
+    fn default() -> Self {
+        ApplyOptions {
+            atomic: true,
+            dry_run: false,
+            expected_sha256: BTreeMap::new(),
+        }
+    }
+}
+
+/// The outcome of [`apply`]: the files changed (or, on a dry run, that would
+/// change), and the error that stopped it, if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Applied {
+    /// What changed, in plan order (partial when a non-atomic run failed).
+    pub changed_files: Vec<ChangedFile>,
+    /// Why it stopped.
+    pub error: Option<PatchError>,
+}
+
+/// Run one `apply_patch` call from its wire params.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    crate::dispatch::unknown_tool(call.tool_name)
+    let (patch, options) = match parse_params(call.params) {
+        Ok(p) => p,
+        Err(e) => {
+            return outcome(
+                true,
+                &Applied {
+                    changed_files: Vec::new(),
+                    error: Some(e),
+                },
+            )
+        }
+    };
+    let fs = match RealFs::open(call.workspace_root) {
+        Ok(fs) => fs,
+        Err(e) => {
+            let error = PatchError::new(
+                ErrorKind::CommandFailed,
+                format!("cannot open the workspace: {e}"),
+            )
+            .with("reason", "io_error");
+            return outcome(
+                options.atomic,
+                &Applied {
+                    changed_files: Vec::new(),
+                    error: Some(error),
+                },
+            );
+        }
+    };
+    let applied = apply(&fs, &patch, &options);
+    outcome(options.atomic, &applied)
+}
+
+/// Build the wire outcome of an [`Applied`].
+pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
+    let data = json!({
+        "changedFiles": applied.changed_files.iter().map(ChangedFile::to_json).collect::<Vec<_>>(),
+        "atomic": atomic,
+    });
+    match &applied.error {
+        None => ToolOutcome {
+            success: true,
+            result: json!({"success": true, "data": data}),
+            error: None,
+        },
+        Some(e) => ToolOutcome {
+            success: false,
+            result: json!({
+                "success": false,
+                "error": {"kind": e.kind.as_str(), "message": e.message, "details": Value::Object(e.details.clone())},
+                "data": data,
+            }),
+            error: Some(e.message.clone()),
+        },
+    }
+}
+
+fn invalid_params(message: &str) -> PatchError {
+    PatchError::new(
+        ErrorKind::CommandFailed,
+        format!("invalid params: {message}"),
+    )
+    .with("reason", "invalid_params")
+}
+
+/// Read `patch`, `expectedSha256ByPath` and `atomic` from the params.
+pub fn parse_params(params: &Value) -> Result<(String, ApplyOptions), PatchError> {
+    let Some(obj) = params.as_object() else {
+        return Err(invalid_params("params must be an object"));
+    };
+    let patch = match obj.get("patch") {
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(invalid_params("\"patch\" must be a string")),
+        None => return Err(invalid_params("\"patch\" is required")),
+    };
+    let mut options = ApplyOptions::default();
+    match obj.get("atomic") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(b)) => options.atomic = *b,
+        Some(_) => return Err(invalid_params("\"atomic\" must be a boolean")),
+    }
+    match obj.get("expectedSha256ByPath") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            for (path, sha) in map {
+                let Value::String(sha) = sha else {
+                    return Err(malformed_sha(path));
+                };
+                options.expected_sha256.insert(path.clone(), sha.clone());
+            }
+        }
+        Some(_) => return Err(invalid_params("\"expectedSha256ByPath\" must be an object")),
+    }
+    Ok((patch, options))
+}
+
+fn malformed_sha(path: &str) -> PatchError {
+    PatchError::new(
+        ErrorKind::CommandFailed,
+        format!("{path}: expectedSha256ByPath value is not a SHA-256 (64 hex digits) nor \"\""),
+    )
+    .with("path", path)
+    .with("reason", "malformed_sha256")
+}
+
+/// [`apply`] for an envelope given as bytes: invalid UTF-8 is a
+/// `patch_parse_error` at the line where it occurs.
+pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied {
+    match std::str::from_utf8(patch) {
+        Ok(text) => apply(fs, text, options),
+        Err(_) => {
+            let e = envelope::parse_bytes(patch).err();
+            let (line, message) = e
+                .map_or((1, "the envelope is not valid UTF-8".to_string()), |e| {
+                    (e.line, e.to_string())
+                });
+            Applied {
+                changed_files: Vec::new(),
+                error: Some(
+                    PatchError::new(ErrorKind::PatchParseError, message)
+                        .with("line", line)
+                        .with("reason", "patch_parse_error"),
+                ),
+            }
+        }
+    }
+}
+
+/// Parse, plan and (unless a dry run) commit an envelope against `fs`.
+pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
+    let fail = |error| Applied {
+        changed_files: Vec::new(),
+        error: Some(error),
+    };
+    for (path, sha) in &options.expected_sha256 {
+        if !sha.is_empty() && !is_sha256_hex(sha) {
+            return fail(malformed_sha(path));
+        }
+    }
+    let patch = match envelope::parse(patch_text) {
+        Ok(p) => p,
+        Err(e) => {
+            return fail(
+                PatchError::new(ErrorKind::PatchParseError, e.to_string())
+                    .with("line", e.line)
+                    .with("reason", "patch_parse_error"),
+            )
+        }
+    };
+    let mut planner = Planner {
+        fs,
+        expected: expected_by_path(fs, &options.expected_sha256),
+        claimed: HashMap::new(),
+    };
+    if options.atomic {
+        let mut changes = Vec::new();
+        let mut changed_files = Vec::new();
+        for (index, section) in patch.sections.iter().enumerate() {
+            match planner.section(index, section) {
+                Ok((c, f)) => {
+                    changes.extend(c);
+                    changed_files.push(f);
+                }
+                Err(e) => return fail(e),
+            }
+        }
+        if !options.dry_run {
+            if let Err(e) = commit(fs, &changes) {
+                return fail(commit_error(e));
+            }
+        }
+        Applied {
+            changed_files,
+            error: None,
+        }
+    } else {
+        sequential(&mut planner, &patch, options.dry_run)
+    }
+}
+
+/// `atomic: false`: plan and commit one section at a time, stop at the first failure.
+fn sequential(planner: &mut Planner<'_>, patch: &Patch<'_>, dry_run: bool) -> Applied {
+    let mut changed_files = Vec::new();
+    for (index, section) in patch.sections.iter().enumerate() {
+        let result = planner.section(index, section).and_then(|(changes, file)| {
+            if !dry_run {
+                commit(planner.fs, &changes).map_err(commit_error)?;
+            }
+            Ok(file)
+        });
+        match result {
+            Ok(file) => changed_files.push(file),
+            Err(e) => {
+                return Applied {
+                    changed_files,
+                    error: Some(e),
+                }
+            }
+        }
+    }
+    Applied {
+        changed_files,
+        error: None,
+    }
+}
+
+fn commit_error(e: crate::commit::CommitError) -> PatchError {
+    PatchError::new(ErrorKind::CommandFailed, format!("commit failed: {e}"))
+        .with("path", e.path.clone())
+        .with("reason", "io_error")
+        .with("step", e.step)
+        .with("rolledBack", e.rollback())
+}
+
+/// Key the stale checks by normalised path, so `./a.txt` in the map names `a.txt`.
+fn expected_by_path(
+    fs: &dyn Fs,
+    map: &BTreeMap<String, String>,
+) -> HashMap<String, (String, String)> {
+    map.iter()
+        .filter_map(|(path, sha)| {
+            let guarded = resolve(fs, path, GuardOptions::default()).ok()?;
+            Some((guarded.normalized, (path.clone(), sha.clone())))
+        })
+        .collect()
+}
+
+struct Planner<'f> {
+    fs: &'f dyn Fs,
+    /// normalised path → (path as the caller wrote it, expected digest).
+    expected: HashMap<String, (String, String)>,
+    /// Resolved path → envelope line of the section that uses it.
+    claimed: HashMap<String, usize>,
+}
+
+impl Planner<'_> {
+    fn section(
+        &mut self,
+        index: usize,
+        section: &Section<'_>,
+    ) -> Result<(Vec<Change>, ChangedFile), PatchError> {
+        let line = section.span.line;
+        let here = |e: PatchError| e.with("section", index).with("sectionLine", line);
+        match &section.kind {
+            SectionKind::Add {
+                path,
+                lines,
+                no_newline_at_end,
+            } => {
+                let p = self.guard(path, line).map_err(here)?;
+                self.stale_check(&p).map_err(here)?;
+                self.must_be_absent(&p, path).map_err(here)?;
+                self.parent_must_exist(&p, path).map_err(here)?;
+                let bytes = add_content(lines, *no_newline_at_end);
+                Ok((
+                    vec![Change::Write {
+                        path: p.target.clone(),
+                        bytes,
+                        before: None,
+                        mode: None,
+                    }],
+                    ChangedFile {
+                        operation: "add",
+                        path: p.normalized,
+                        from: None,
+                    },
+                ))
+            }
+            SectionKind::Delete { path } => {
+                let p = self.guard(path, line).map_err(here)?;
+                self.stale_check(&p).map_err(here)?;
+                let before = self.read_file(&p, path).map_err(here)?;
+                Ok((
+                    vec![Change::Delete {
+                        path: p.entry.clone(),
+                        before,
+                    }],
+                    ChangedFile {
+                        operation: "delete",
+                        path: p.normalized,
+                        from: None,
+                    },
+                ))
+            }
+            SectionKind::Update {
+                path,
+                move_to,
+                hunks,
+            } => {
+                let source = self.guard(path, line).map_err(here)?;
+                let dest = match move_to {
+                    Some(to) => Some(self.guard(to, line).map_err(here)?),
+                    None => None,
+                };
+                if let Some(dest) = &dest {
+                    if dest.target == source.target || dest.normalized == source.normalized {
+                        return Err(here(
+                            PatchError::new(
+                                ErrorKind::CommandFailed,
+                                format!(
+                                    "{path}: a move onto itself (\"{path}\" -> \"{}\")",
+                                    move_to.unwrap_or_default()
+                                ),
+                            )
+                            .with("path", *path)
+                            .with("reason", "same_path"),
+                        ));
+                    }
+                }
+                self.stale_check(&source).map_err(here)?;
+                if let Some(dest) = &dest {
+                    self.stale_check(dest).map_err(here)?;
+                }
+                let before = self.read_file(&source, path).map_err(here)?;
+                let mode = self.fs.mode(&source.target).ok();
+                let after =
+                    apply_hunks(&before, hunks).map_err(|e| here(hunk_error(path, hunks, e)))?;
+                match (dest, move_to) {
+                    (Some(dest), Some(to)) => {
+                        self.must_be_absent(&dest, to).map_err(here)?;
+                        self.parent_must_exist(&dest, to).map_err(here)?;
+                        Ok((
+                            vec![
+                                Change::Write {
+                                    path: dest.target.clone(),
+                                    bytes: after,
+                                    before: None,
+                                    mode,
+                                },
+                                Change::Delete {
+                                    path: source.entry.clone(),
+                                    before,
+                                },
+                            ],
+                            ChangedFile {
+                                operation: "move",
+                                path: dest.normalized,
+                                from: Some(source.normalized),
+                            },
+                        ))
+                    }
+                    _ => Ok((
+                        vec![Change::Write {
+                            path: source.target.clone(),
+                            bytes: after,
+                            before: Some(before),
+                            mode,
+                        }],
+                        ChangedFile {
+                            operation: "update",
+                            path: source.normalized,
+                            from: None,
+                        },
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Guard a path and claim it for this section.
+    fn guard(&mut self, raw: &str, line: usize) -> Result<GuardedPath, PatchError> {
+        let p = resolve(self.fs, raw, GuardOptions::default()).map_err(|e| path_error(raw, e))?;
+        for key in [&p.target, &p.entry] {
+            if let Some(&first) = self.claimed.get(key.as_str()) {
+                if first != line {
+                    return Err(PatchError::new(
+                        ErrorKind::PatchParseError,
+                        format!(
+                            "line {line}: path \"{raw}\" names the same file as the section at line {first}; each path may appear in one section"
+                        ),
+                    )
+                    .with("path", raw)
+                    .with("reason", "duplicate_path"));
+                }
+            }
+        }
+        self.claimed.insert(p.target.clone(), line);
+        self.claimed.insert(p.entry.clone(), line);
+        Ok(p)
+    }
+
+    fn stale_check(&self, p: &GuardedPath) -> Result<(), PatchError> {
+        let Some((raw, expected)) = self.expected.get(&p.normalized) else {
+            return Ok(());
+        };
+        let stale = |actual: Value| {
+            PatchError::new(
+                ErrorKind::StaleFile,
+                format!("{raw}: the file is not the one the patch was written against"),
+            )
+            .with("path", raw.as_str())
+            .with("expectedSha256", expected.as_str())
+            .with("actualSha256", actual)
+        };
+        let exists = self.kind(&p.target, raw)?.is_some() || self.kind(&p.entry, raw)?.is_some();
+        match (expected.is_empty(), exists) {
+            (true, false) => Ok(()),
+            (true, true) => {
+                let actual = self
+                    .fs
+                    .read(&p.target)
+                    .map(|b| Value::from(sha256_hex(&b)))
+                    .unwrap_or(Value::Null);
+                Err(stale(actual))
+            }
+            (false, false) => Err(stale(Value::Null)),
+            (false, true) => {
+                let bytes = self.fs.read(&p.target).map_err(|e| io_error(raw, &e))?;
+                if matches_sha256(expected, &bytes) {
+                    Ok(())
+                } else {
+                    Err(stale(sha256_hex(&bytes).into()))
+                }
+            }
+        }
+    }
+
+    fn kind(&self, path: &str, raw: &str) -> Result<Option<EntryKind>, PatchError> {
+        self.fs.kind(path).map_err(|e| io_error(raw, &e))
+    }
+
+    fn must_be_absent(&self, p: &GuardedPath, raw: &str) -> Result<(), PatchError> {
+        if self.kind(&p.entry, raw)?.is_some() || self.kind(&p.target, raw)?.is_some() {
+            return Err(PatchError::new(
+                ErrorKind::AlreadyExists,
+                format!("{raw}: the file already exists"),
+            )
+            .with("path", raw));
+        }
+        Ok(())
+    }
+
+    fn parent_must_exist(&self, p: &GuardedPath, raw: &str) -> Result<(), PatchError> {
+        let parent = parent_of(&p.target);
+        if self.kind(parent, raw)? != Some(EntryKind::Dir) {
+            return Err(PatchError::new(
+                ErrorKind::NotFound,
+                format!("{raw}: the parent directory does not exist (apply_patch never creates directories)"),
+            )
+            .with("path", raw)
+            .with("reason", "missing_parent"));
+        }
+        Ok(())
+    }
+
+    fn read_file(&self, p: &GuardedPath, raw: &str) -> Result<Vec<u8>, PatchError> {
+        match self.kind(&p.target, raw)? {
+            Some(EntryKind::File) => self.fs.read(&p.target).map_err(|e| io_error(raw, &e)),
+            None => Err(
+                PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
+                    .with("path", raw)
+                    .with("reason", "missing_file"),
+            ),
+            Some(_) => Err(PatchError::new(
+                ErrorKind::CommandFailed,
+                format!("{raw}: not a regular file"),
+            )
+            .with("path", raw)
+            .with("reason", "not_a_file")),
+        }
+    }
+}
+
+/// The bytes of an Add section: lines joined by `\n`, and a final `\n` iff
+/// the last line is non-empty and no `\ No newline at end of file` follows.
+pub fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
+    let mut out = lines.join("\n").into_bytes();
+    if !no_newline_at_end && lines.last().is_some_and(|l| !l.is_empty()) {
+        out.push(b'\n');
+    }
+    out
+}
+
+fn io_error(raw: &str, e: &std::io::Error) -> PatchError {
+    PatchError::new(ErrorKind::CommandFailed, format!("{raw}: {e}"))
+        .with("path", raw)
+        .with("reason", "io_error")
+}
+
+fn path_error(raw: &str, e: PathError) -> PatchError {
+    let (kind, reason) = match &e {
+        PathError::Empty => (ErrorKind::CommandFailed, "empty_path"),
+        PathError::Nul => (ErrorKind::CommandFailed, "invalid_path"),
+        PathError::Backslash(_) => (ErrorKind::CommandFailed, "backslash_in_path"),
+        PathError::Absolute(_) => (ErrorKind::CommandFailed, "absolute_path"),
+        PathError::Escapes(_) => (ErrorKind::OutsideWorkspace, "escapes_workspace"),
+        PathError::SymlinkEscapes { .. } => {
+            (ErrorKind::OutsideWorkspace, "symlink_escapes_workspace")
+        }
+        PathError::TooManyLinks(_) => (ErrorKind::CommandFailed, "too_many_symlinks"),
+        PathError::NotADirectory { .. } => (ErrorKind::NotFound, "missing_parent"),
+        PathError::Io { .. } => (ErrorKind::CommandFailed, "io_error"),
+    };
+    let mut err = PatchError::new(kind, e.to_string())
+        .with("path", raw)
+        .with("reason", reason);
+    if let PathError::SymlinkEscapes { link, .. } = &e {
+        err = err.with("symlink", link.as_str());
+    }
+    err
+}
+
+fn hunk_error(
+    path: &str,
+    hunks: &[envelope::Hunk<'_>],
+    e: crate::matching::HunkError,
+) -> PatchError {
+    let i = e.hunk_index;
+    let at = hunks.get(i).map_or(0, |h| h.span.line);
+    let base = |kind, what: String, reason: &str| {
+        PatchError::new(
+            kind,
+            format!("{path}: hunk {i} (envelope line {at}): {what}"),
+        )
+        .with("path", path)
+        .with("hunkIndex", i)
+        .with("reason", reason)
+        .with("hunkLine", at)
+    };
+    match e.failure {
+        HunkFailure::ContextNotFound => base(
+            ErrorKind::PatchApplyError,
+            "context not found: its context and removed lines do not occur in the file".into(),
+            "context_not_found",
+        ),
+        HunkFailure::MultipleMatches { lines } => base(
+            ErrorKind::MultipleMatches,
+            format!(
+                "its context and removed lines occur more than once (at lines {}); add context to make it unique",
+                lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            "multiple_matches",
+        )
+        .with("matchLines", lines),
+        HunkFailure::Overlapping { other_hunk, line } => base(
+            ErrorKind::OverlappingEdits,
+            format!("overlaps hunk {other_hunk} (which applied at line {line}); merge the two hunks"),
+            "overlapping_edits",
+        )
+        .with("overlapsHunk", other_hunk),
+        HunkFailure::MisplacedNoNewlineMarker { envelope_line } => PatchError::new(
+            ErrorKind::PatchParseError,
+            format!(
+                "line {envelope_line}: '\\ No newline at end of file' may only follow the last line of a side of the hunk"
+            ),
+        )
+        .with("path", path)
+        .with("hunkIndex", i)
+        .with("line", envelope_line)
+        .with("reason", "misplaced_no_newline_marker"),
+    }
 }
