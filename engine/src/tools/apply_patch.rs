@@ -399,7 +399,7 @@ impl Planner<'_> {
                 no_newline_at_end,
             } => {
                 let p = self.guard(path, line).map_err(here)?;
-                self.stale_check(&p).map_err(here)?;
+                self.stale_check(&p, None).map_err(here)?;
                 self.must_be_absent(&p, path).map_err(here)?;
                 self.parent_must_exist(&p, path).map_err(here)?;
                 let bytes = add_content(lines, *no_newline_at_end);
@@ -419,8 +419,7 @@ impl Planner<'_> {
             }
             SectionKind::Delete { path } => {
                 let p = self.guard(path, line).map_err(here)?;
-                self.stale_check(&p).map_err(here)?;
-                let before = self.read_file(&p, path).map_err(here)?;
+                let before = self.read_checked(&p, path).map_err(here)?;
                 Ok((
                     vec![Change::Delete {
                         path: p.entry.clone(),
@@ -458,11 +457,10 @@ impl Planner<'_> {
                         ));
                     }
                 }
-                self.stale_check(&source).map_err(here)?;
+                let before = self.read_checked(&source, path).map_err(here)?;
                 if let Some(dest) = &dest {
-                    self.stale_check(dest).map_err(here)?;
+                    self.stale_check(dest, None).map_err(here)?;
                 }
-                let before = self.read_file(&source, path).map_err(here)?;
                 let mode = self.fs.mode(&source.target).ok();
                 let after =
                     apply_hunks(&before, hunks).map_err(|e| here(hunk_error(path, hunks, e)))?;
@@ -530,7 +528,10 @@ impl Planner<'_> {
         Ok(p)
     }
 
-    fn stale_check(&self, p: &GuardedPath) -> Result<(), PatchError> {
+    /// Check `expectedSha256ByPath` for `p`. `current` is the file's content
+    /// when the caller already read it (so no file is read twice), `None`
+    /// when it is absent or was not read.
+    fn stale_check(&self, p: &GuardedPath, current: Option<&[u8]>) -> Result<(), PatchError> {
         let Some((raw, expected)) = self.expected.get(&p.normalized) else {
             return Ok(());
         };
@@ -543,26 +544,28 @@ impl Planner<'_> {
             .with("expectedSha256", expected.as_str())
             .with("actualSha256", actual)
         };
-        let exists = self.kind(&p.target, raw)?.is_some() || self.kind(&p.entry, raw)?.is_some();
-        match (expected.is_empty(), exists) {
-            (true, false) => Ok(()),
-            (true, true) => {
-                let actual = self
-                    .fs
-                    .read(&p.target)
-                    .map(|b| Value::from(sha256_hex(&b)))
-                    .unwrap_or(Value::Null);
-                Err(stale(actual))
+        let exists = current.is_some()
+            || self.kind(&p.target, raw)?.is_some()
+            || self.kind(&p.entry, raw)?.is_some();
+        if !exists {
+            return if expected.is_empty() {
+                Ok(())
+            } else {
+                Err(stale(Value::Null))
+            };
+        }
+        let read;
+        let bytes = match current {
+            Some(b) => Some(b),
+            None => {
+                read = self.fs.read(&p.target).ok();
+                read.as_deref()
             }
-            (false, false) => Err(stale(Value::Null)),
-            (false, true) => {
-                let bytes = self.fs.read(&p.target).map_err(|e| io_error(raw, &e))?;
-                if matches_sha256(expected, &bytes) {
-                    Ok(())
-                } else {
-                    Err(stale(sha256_hex(&bytes).into()))
-                }
-            }
+        };
+        match bytes {
+            Some(b) if !expected.is_empty() && matches_sha256(expected, b) => Ok(()),
+            Some(b) => Err(stale(sha256_hex(b).into())),
+            None => Err(stale(Value::Null)),
         }
     }
 
@@ -594,14 +597,16 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn read_file(&self, p: &GuardedPath, raw: &str) -> Result<Vec<u8>, PatchError> {
+    /// The file's bytes, `None` when nothing is there; a directory or other
+    /// non-file is refused.
+    fn current(&self, p: &GuardedPath, raw: &str) -> Result<Option<Vec<u8>>, PatchError> {
         match self.kind(&p.target, raw)? {
-            Some(EntryKind::File) => self.fs.read(&p.target).map_err(|e| io_error(raw, &e)),
-            None => Err(
-                PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
-                    .with("path", raw)
-                    .with("reason", "missing_file"),
-            ),
+            Some(EntryKind::File) => self
+                .fs
+                .read(&p.target)
+                .map(Some)
+                .map_err(|e| io_error(raw, &e)),
+            None => Ok(None),
             Some(_) => Err(PatchError::new(
                 ErrorKind::CommandFailed,
                 format!("{raw}: not a regular file"),
@@ -609,6 +614,17 @@ impl Planner<'_> {
             .with("path", raw)
             .with("reason", "not_a_file")),
         }
+    }
+
+    /// The file's bytes, after the stale check; `not_found` when absent.
+    fn read_checked(&self, p: &GuardedPath, raw: &str) -> Result<Vec<u8>, PatchError> {
+        let current = self.current(p, raw)?;
+        self.stale_check(p, current.as_deref())?;
+        current.ok_or_else(|| {
+            PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
+                .with("path", raw)
+                .with("reason", "missing_file")
+        })
     }
 }
 
