@@ -1,0 +1,555 @@
+//! apply_patch through the library API on real temporary workspaces: one
+//! `check` helper, a case per behaviour, the fault-injection proof and the
+//! generated-envelope property.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use patchspec_engine::fs::{FaultFs, Fs, RealFs};
+use patchspec_engine::hash::sha256_hex;
+use patchspec_engine::tools::apply_patch::{apply, ApplyOptions, ErrorKind};
+
+/// Every file and directory under `root`, byte-exact (symlinks as `name@`).
+fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let ft = e.file_type().unwrap();
+            if ft.is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.insert(
+                    format!("{rel}@"),
+                    t.to_string_lossy().into_owned().into_bytes(),
+                );
+            } else if ft.is_dir() {
+                out.insert(format!("{rel}/"), Vec::new());
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// The visible tree: the engine's private `.patchspec/` folder left out.
+fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    snapshot(root)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(".patchspec"))
+        .collect()
+}
+
+fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, content) in files {
+        let p = dir.path().join(path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(p, content).unwrap();
+    }
+    dir
+}
+
+fn tree(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+    let dir = workspace(files);
+    visible(dir.path())
+}
+
+/// Apply `patch` to a workspace of `files`; compare the error kind (None =
+/// success) and the visible tree after (None = unchanged).
+fn check(
+    files: &[(&str, &str)],
+    patch: &str,
+    options: ApplyOptions,
+    kind: Option<ErrorKind>,
+    after: Option<&[(&str, &str)]>,
+) -> patchspec_engine::tools::apply_patch::Applied {
+    let dir = workspace(files);
+    let before = visible(dir.path());
+    let fs = RealFs::open(dir.path()).unwrap();
+    let applied = apply(&fs, patch, &options);
+    assert_eq!(
+        applied.error.as_ref().map(|e| e.kind),
+        kind,
+        "{:?}",
+        applied.error
+    );
+    let expected = match after {
+        Some(files) => tree(files),
+        None => before,
+    };
+    assert_eq!(visible(dir.path()), expected);
+    assert!(
+        snapshot(dir.path())
+            .keys()
+            .all(|k| !k.ends_with(".apply-patch.tmp")),
+        "a temp file was left behind"
+    );
+    applied
+}
+
+fn ok(files: &[(&str, &str)], patch: &str, after: &[(&str, &str)]) {
+    check(files, patch, ApplyOptions::default(), None, Some(after));
+}
+
+fn refused(
+    files: &[(&str, &str)],
+    patch: &str,
+    kind: ErrorKind,
+) -> serde_json::Map<String, serde_json::Value> {
+    check(files, patch, ApplyOptions::default(), Some(kind), None)
+        .error
+        .unwrap()
+        .details
+}
+
+const FULL: &str = "*** Begin Patch
+*** Add File: src/utils/clamp.ts
++export const clamp = (n: number, lo: number, hi: number): number =>
++ Math.min(Math.max(n, lo), hi);
+*** Update File: src/index.ts
+@@
+ import { foo } from \"./foo\";
++import { clamp } from \"./utils/clamp\";
+ export { foo };
++export { clamp };
+*** Delete File: src/legacy.ts
+*** End Patch
+";
+
+#[test]
+fn the_specs_full_example_applies() {
+    let index = "import { foo } from \"./foo\";\nexport { foo };\n";
+    ok(
+        &[("src/index.ts", index), ("src/legacy.ts", "old\n"), ("src/utils/.keep", "")],
+        FULL,
+        &[
+            ("src/index.ts", "import { foo } from \"./foo\";\nimport { clamp } from \"./utils/clamp\";\nexport { foo };\nexport { clamp };\n"),
+            ("src/utils/.keep", ""),
+            ("src/utils/clamp.ts", "export const clamp = (n: number, lo: number, hi: number): number =>\n Math.min(Math.max(n, lo), hi);\n"),
+        ],
+    );
+}
+
+#[test]
+fn a_failing_section_leaves_every_file_as_it_was() {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-missing\n+x\n*** End Patch\n";
+    let d = refused(
+        &[("a.txt", "a\n"), ("b.txt", "b\n")],
+        patch,
+        ErrorKind::PatchApplyError,
+    );
+    assert_eq!(d["path"], "b.txt");
+    assert_eq!(d["hunkIndex"], 0);
+    assert_eq!(d["reason"], "context_not_found");
+}
+
+#[test]
+fn non_atomic_stops_at_the_first_failure_and_reports_what_changed() {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-missing\n+x\n*** Update File: c.txt\n@@\n-c\n+C\n*** End Patch\n";
+    let options = ApplyOptions {
+        atomic: false,
+        ..ApplyOptions::default()
+    };
+    let applied = check(
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+        patch,
+        options,
+        Some(ErrorKind::PatchApplyError),
+        Some(&[("a.txt", "A\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]),
+    );
+    assert_eq!(applied.changed_files.len(), 1);
+    assert_eq!(applied.changed_files[0].path, "a.txt");
+}
+
+#[test]
+fn moves_in_both_spellings_with_and_without_hunks() {
+    let files: &[(&str, &str)] = &[
+        ("old.ts", "export const NAME = \"old-name\";\n"),
+        ("lib/.keep", ""),
+    ];
+    let moved: &[(&str, &str)] = &[
+        ("lib/.keep", ""),
+        ("lib/new.ts", "export const NAME = \"new-name\";\n"),
+    ];
+    let hunk = "@@\n-export const NAME = \"old-name\";\n+export const NAME = \"new-name\";\n";
+    ok(
+        files,
+        &format!("*** Begin Patch\n*** Move File: old.ts -> lib/new.ts\n{hunk}*** End Patch\n"),
+        moved,
+    );
+    ok(files, &format!("*** Begin Patch\n*** Update File: old.ts\n*** Move to: lib/new.ts\n{hunk}*** End Patch\n"), moved);
+    ok(
+        files,
+        "*** Begin Patch\n*** Move File: old.ts -> lib/plain.ts\n*** End Patch\n",
+        &[
+            ("lib/.keep", ""),
+            ("lib/plain.ts", "export const NAME = \"old-name\";\n"),
+        ],
+    );
+}
+
+#[test]
+fn path_rules_give_their_error_kinds() {
+    let files: &[(&str, &str)] = &[("a.txt", "a\n"), ("dir/b.txt", "b\n")];
+    let add = |p: &str| format!("*** Begin Patch\n*** Add File: {p}\n+x\n*** End Patch\n");
+    refused(files, &add("../evil.txt"), ErrorKind::OutsideWorkspace);
+    refused(
+        files,
+        &add("dir/../../evil.txt"),
+        ErrorKind::OutsideWorkspace,
+    );
+    refused(files, &add("/tmp/evil.txt"), ErrorKind::CommandFailed);
+    refused(files, &add("C:\\evil.txt"), ErrorKind::CommandFailed);
+    refused(files, &add("missing/new.txt"), ErrorKind::NotFound);
+    refused(files, &add("a.txt"), ErrorKind::AlreadyExists);
+    refused(
+        files,
+        "*** Begin Patch\n*** Delete File: nope.txt\n*** End Patch\n",
+        ErrorKind::NotFound,
+    );
+    refused(
+        files,
+        "*** Begin Patch\n*** Update File: nope.txt\n@@\n-a\n+b\n*** End Patch\n",
+        ErrorKind::NotFound,
+    );
+    refused(
+        files,
+        "*** Begin Patch\n*** Move File: a.txt -> dir/b.txt\n*** End Patch\n",
+        ErrorKind::AlreadyExists,
+    );
+    refused(
+        files,
+        "*** Begin Patch\n*** Move File: a.txt -> a.txt\n*** End Patch\n",
+        ErrorKind::CommandFailed,
+    );
+    refused(
+        files,
+        "*** Begin Patch\n*** Move File: a.txt -> ./a.txt\n*** End Patch\n",
+        ErrorKind::CommandFailed,
+    );
+}
+
+#[test]
+fn symlinks_that_lead_out_are_refused_and_nothing_outside_is_touched() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "secret\n").unwrap();
+    let dir = workspace(&[("a.txt", "a\n")]);
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        dir.path().join("link.txt"),
+    )
+    .unwrap();
+    let fs = RealFs::open(dir.path()).unwrap();
+    for patch in [
+        "*** Begin Patch\n*** Add File: out/new.txt\n+x\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: out/secret.txt\n@@\n-secret\n+pwned\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: link.txt\n@@\n-secret\n+pwned\n*** End Patch\n",
+        "*** Begin Patch\n*** Delete File: out/secret.txt\n*** End Patch\n",
+    ] {
+        let applied = apply(&fs, patch, &ApplyOptions::default());
+        assert_eq!(
+            applied.error.map(|e| e.kind),
+            Some(ErrorKind::OutsideWorkspace),
+            "{patch}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
+        "secret\n"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn stale_checks_use_the_hash_map() {
+    let files: &[(&str, &str)] = &[("a.txt", "a\n")];
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch\n";
+    let with = |map: &[(&str, &str)]| ApplyOptions {
+        expected_sha256: map
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..ApplyOptions::default()
+    };
+    let good = sha256_hex(b"a\n");
+    check(
+        files,
+        patch,
+        with(&[("a.txt", &good)]),
+        None,
+        Some(&[("a.txt", "b\n")]),
+    );
+    check(
+        files,
+        patch,
+        with(&[("a.txt", &good.to_uppercase())]),
+        None,
+        Some(&[("a.txt", "b\n")]),
+    );
+    let stale = check(
+        files,
+        patch,
+        with(&[("a.txt", &sha256_hex(b"other"))]),
+        Some(ErrorKind::StaleFile),
+        None,
+    );
+    assert_eq!(stale.error.unwrap().details["path"], "a.txt");
+    // Paths not in the patch are not checked; paths not in the map skip the check.
+    check(
+        files,
+        patch,
+        with(&[("other.txt", &sha256_hex(b"x"))]),
+        None,
+        Some(&[("a.txt", "b\n")]),
+    );
+    // A malformed hash is a clear error, whatever it names.
+    check(
+        files,
+        patch,
+        with(&[("a.txt", "abc")]),
+        Some(ErrorKind::CommandFailed),
+        None,
+    );
+    // The "" sentinel on an Add asserts the file does not exist.
+    let add = "*** Begin Patch\n*** Add File: new.txt\n+n\n*** End Patch\n";
+    check(
+        files,
+        add,
+        with(&[("new.txt", "")]),
+        None,
+        Some(&[("a.txt", "a\n"), ("new.txt", "n\n")]),
+    );
+    check(
+        files,
+        add,
+        with(&[("new.txt", &good)]),
+        Some(ErrorKind::StaleFile),
+        None,
+    );
+    let add_existing = "*** Begin Patch\n*** Add File: a.txt\n+n\n*** End Patch\n";
+    check(
+        files,
+        add_existing,
+        with(&[("a.txt", "")]),
+        Some(ErrorKind::StaleFile),
+        None,
+    );
+}
+
+#[test]
+fn add_file_trailing_newline_rule() {
+    let add = |body: &str| format!("*** Begin Patch\n*** Add File: n.txt\n{body}*** End Patch\n");
+    ok(&[], &add("+a\n+b\n"), &[("n.txt", "a\nb\n")]);
+    ok(&[], &add("+a\n+\n"), &[("n.txt", "a\n")]);
+    ok(&[], &add("+a\n+\n+\n"), &[("n.txt", "a\n\n")]);
+    ok(
+        &[],
+        &add("+a\n\\ No newline at end of file\n"),
+        &[("n.txt", "a")],
+    );
+    ok(&[], &add(""), &[("n.txt", "")]);
+}
+
+#[test]
+fn deleted_files_go_to_the_trash() {
+    let dir = workspace(&[("gone.txt", "bye\n")]);
+    let fs = RealFs::open(dir.path()).unwrap();
+    let applied = apply(
+        &fs,
+        "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n",
+        &ApplyOptions::default(),
+    );
+    assert!(applied.error.is_none());
+    let trashed: Vec<_> = snapshot(dir.path())
+        .into_iter()
+        .filter(|(k, _)| k.starts_with(".patchspec/trash/") && k.ends_with("gone.txt"))
+        .collect();
+    assert_eq!(trashed.len(), 1);
+    assert_eq!(trashed[0].1, b"bye\n");
+}
+
+#[test]
+fn executable_bits_survive_an_update() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = workspace(&[("run.sh", "#!/bin/sh\necho a\n")]);
+    std::fs::set_permissions(
+        dir.path().join("run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let fs = RealFs::open(dir.path()).unwrap();
+    let applied = apply(
+        &fs,
+        "*** Begin Patch\n*** Update File: run.sh\n@@\n-echo a\n+echo b\n*** End Patch\n",
+        &ApplyOptions::default(),
+    );
+    assert!(applied.error.is_none());
+    let mode = std::fs::metadata(dir.path().join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+}
+
+/// The fault-injection proof at the tool level: a patch with an add, an
+/// update, a delete and a move, failed at every filesystem step in turn.
+#[test]
+fn a_fault_at_any_step_of_a_multi_file_commit_changes_nothing() {
+    let files: &[(&str, &str)] = &[
+        ("a.txt", "a\n"),
+        ("gone.txt", "bye\n"),
+        ("m/old.txt", "m\n"),
+        ("n/.keep", ""),
+    ];
+    let patch = "*** Begin Patch
+*** Add File: new.txt
++new
+*** Update File: a.txt
+@@
+-a
++A
+*** Delete File: gone.txt
+*** Move File: m/old.txt -> n/moved.txt
+@@
+-m
++M
+*** End Patch
+";
+    let steps = {
+        let dir = workspace(files);
+        let real = RealFs::open(dir.path()).unwrap();
+        let counting = FaultFs::new(&real, |_| true, None);
+        assert!(apply(&counting, patch, &ApplyOptions::default())
+            .error
+            .is_none());
+        counting.count()
+    };
+    for k in 0..steps {
+        let dir = workspace(files);
+        let before = snapshot(dir.path());
+        let real = RealFs::open(dir.path()).unwrap();
+        let faulty = FaultFs::new(&real, |_| true, Some(k));
+        let applied = apply(&faulty as &dyn Fs, patch, &ApplyOptions::default());
+        if applied.error.is_some() {
+            assert_eq!(
+                snapshot(dir.path()),
+                before,
+                "fault at step {k}: {:?}",
+                faulty.log()
+            );
+        } else {
+            // Only a failed read-only probe that was not needed can pass.
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+                "A\n",
+                "step {k}"
+            );
+        }
+    }
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A file of distinct lines (some repeated filler), edits at distinct
+    /// places, rendered as an envelope with one context line around each.
+    /// (file lines, edits as (start, length, new lines), CRLF, final newline)
+    type Scenario = (Vec<String>, Vec<(usize, usize, Vec<String>)>, bool, bool);
+
+    fn file_and_edits() -> impl Strategy<Value = Scenario> {
+        (3usize..60).prop_flat_map(|n| {
+            let lines = Just(
+                (0..n)
+                    .map(|i| {
+                        if i % 7 == 3 {
+                            "}".to_string()
+                        } else {
+                            format!("line {i} of the file")
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            let edits = proptest::collection::vec(
+                (
+                    0..n,
+                    0usize..3,
+                    proptest::collection::vec("[a-z ]{0,12}", 0..3),
+                ),
+                1..6,
+            );
+            (lines, edits, any::<bool>(), any::<bool>())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        #[test]
+        fn a_generated_envelope_gives_the_expected_file((lines, edits, crlf, final_nl) in file_and_edits()) {
+            let n = lines.len();
+            // Keep edits that stay apart (two lines of gap so contexts do not overlap).
+            let mut chosen: Vec<(usize, usize, Vec<String>)> = Vec::new();
+            let mut sorted = edits.clone();
+            sorted.sort_by_key(|e| e.0);
+            for (start, len, new) in sorted {
+                let end = (start + len).min(n);
+                if chosen.last().is_none_or(|(s, l, _)| start >= s + l + 3) {
+                    chosen.push((start, end - start, new));
+                }
+            }
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let mut file = lines.join(nl);
+            if final_nl { file.push_str(nl); }
+            let mut patch = String::from("*** Begin Patch\n*** Update File: f.txt\n");
+            for (start, len, new) in &chosen {
+                let ctx_before = start.checked_sub(1);
+                let ctx_after = (start + len < n).then_some(start + len);
+                patch.push_str("@@\n");
+                if let Some(c) = ctx_before { patch.push_str(&format!(" {}\n", lines[c])); }
+                for l in &lines[*start..start + len] { patch.push_str(&format!("-{l}\n")); }
+                for l in new { patch.push_str(&format!("+{l}\n")); }
+                if let Some(c) = ctx_after { patch.push_str(&format!(" {}\n", lines[c])); }
+                if ctx_before.is_none() && ctx_after.is_none() && *len == 0 {
+                    // An empty file-wide edit: nothing anchors it; skip.
+                    return Ok(());
+                }
+            }
+            patch.push_str("*** End Patch\n");
+            // The model: splice the edits into the line list.
+            let mut expected: Vec<String> = Vec::new();
+            let mut i = 0;
+            for (start, len, new) in &chosen {
+                expected.extend(lines[i..*start].iter().cloned());
+                expected.extend(new.iter().cloned());
+                i = start + len;
+            }
+            expected.extend(lines[i..].iter().cloned());
+            let mut expected_text = expected.join(nl);
+            if final_nl && !expected.is_empty() { expected_text.push_str(nl); }
+
+            let dir = workspace(&[("f.txt", &file)]);
+            let fs = RealFs::open(dir.path()).unwrap();
+            let applied = apply(&fs, &patch, &ApplyOptions::default());
+            match &applied.error {
+                // Context built from filler lines may legitimately be ambiguous.
+                Some(e) if e.kind == ErrorKind::MultipleMatches => {
+                    prop_assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), file);
+                }
+                Some(e) => prop_assert!(false, "{:?}\n{}", e, patch),
+                None => prop_assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), expected_text),
+            }
+        }
+    }
+}
