@@ -282,7 +282,7 @@ pub fn is_temp_name(name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fs::{FaultFs, FsOp, RealFs};
     use std::collections::BTreeMap;

@@ -1,8 +1,0 @@
-//! `write_patch` (being written).
-
-use crate::dispatch::{ToolCall, ToolOutcome};
-
-/// Run one `write_patch` call.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    crate::dispatch::unknown_tool(call.tool_name)
-}
