@@ -30,6 +30,20 @@ pub enum EntryKind {
     Other,
 }
 
+impl EntryKind {
+    fn of(ft: cap_std::fs::FileType) -> EntryKind {
+        if ft.is_symlink() {
+            EntryKind::Symlink
+        } else if ft.is_dir() {
+            EntryKind::Dir
+        } else if ft.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        }
+    }
+}
+
 /// The operations the engine performs on a workspace.
 ///
 /// Mutating operations are few on purpose: a staged write is always a new
@@ -97,18 +111,7 @@ impl Fs for RealFs {
 
     fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
         match self.root.symlink_metadata(rel(path)) {
-            Ok(meta) => {
-                let ft = meta.file_type();
-                Ok(Some(if ft.is_symlink() {
-                    EntryKind::Symlink
-                } else if ft.is_dir() {
-                    EntryKind::Dir
-                } else if ft.is_file() {
-                    EntryKind::File
-                } else {
-                    EntryKind::Other
-                }))
-            }
+            Ok(meta) => Ok(Some(EntryKind::of(meta.file_type()))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             // ENOTDIR: a parent component is a file, so nothing exists here.
             Err(e) if e.raw_os_error() == Some(libc_enotdir()) => Ok(None),
@@ -128,17 +131,7 @@ impl Fs for RealFs {
                 // Names that are not UTF-8 cannot be named by any tool call.
                 continue;
             };
-            let ft = entry.file_type()?;
-            let kind = if ft.is_symlink() {
-                EntryKind::Symlink
-            } else if ft.is_dir() {
-                EntryKind::Dir
-            } else if ft.is_file() {
-                EntryKind::File
-            } else {
-                EntryKind::Other
-            };
-            out.push((name, kind));
+            out.push((name, EntryKind::of(entry.file_type()?)));
         }
         out.sort();
         Ok(out)
