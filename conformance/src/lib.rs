@@ -1,5 +1,40 @@
-//! patchspec-conformance: the case model, the runner, its reports, and the
-//! `patchspec` command line.
+//! patchspec-conformance: the case model, the conformance runner, its
+//! reports, and the `patchspec` command line.
+//!
+//! The runner checks *any* executor (any language) against the corpus of
+//! JSON spec cases, as a CI gate. The pipeline, module by module:
+//!
+//! - [`case`]: load and validate case files (the only serde types for cases);
+//! - [`pattern`]: the `expect.result` pattern language;
+//! - [`workspace`]: per-case temp workspace, sentinel, snapshots, tree diffs;
+//! - [`protocol`]: the wire messages (TOOL_CALL, TOOL_RESULT, HELLO, BYE);
+//! - [`transport`]: in-process, oneshot and session executors;
+//! - [`select`], [`run`], [`outcome`], [`baseline`]: selection and sharding,
+//!   the scheduler that emits [`event`]s, outcomes, known failures;
+//! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
+//! - [`exit`], [`error`]: the exit-code table and the library error;
+//! - [`cli`] and the `cmd_*` modules: the command line (`main.rs` only calls
+//!   [`cli::main`]).
+//!
+//! What it leaves out: the tools themselves (`patchspec-engine`), and a
+//! websocket transport (a later wave). Unix only (process groups).
 #![deny(missing_docs)]
 
+pub mod baseline;
+pub mod case;
+pub mod cli;
+pub mod cmd_check;
+pub mod cmd_corpus;
 pub mod cmd_engine;
+pub mod cmd_exec;
+pub mod error;
+pub mod event;
+pub mod exit;
+pub mod outcome;
+pub mod pattern;
+pub mod protocol;
+pub mod report;
+pub mod run;
+pub mod select;
+pub mod transport;
+pub mod workspace;

@@ -1,1 +1,5 @@
-fn main() {}
+//! The `patchspec` binary: all logic is in the library (`cli::main`).
+
+fn main() {
+    std::process::exit(patchspec_conformance::cli::main());
+}

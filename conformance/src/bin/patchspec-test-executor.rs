@@ -1,0 +1,165 @@
+//! A purpose-built executor for the runner's own tests (not shipped).
+//!
+//! It speaks the protocol like a third-party executor would (serde_json
+//! only), implements one fake tool, `test.write {path, content}` (write the
+//! file, answer `{"success": true, "path": path}`), and hands every other
+//! tool to the reference engine. A case picks a misbehaviour with the param
+//! `misbehave`:
+//!
+//! | misbehave | what the executor does | the runner must report |
+//! |---|---|---|
+//! | `crash` | aborts (SIGABRT) without answering | error (crash) |
+//! | `exit3` | exits with code 3 without answering | error (crash) |
+//! | `hang` | starts a grandchild holding stdout, then sleeps | error (timeout) |
+//! | `garbage` | prints text that is not JSON | error (protocol) |
+//! | `two` | prints two answers | error (protocol) |
+//! | `wrong-id` | echoes another toolCallId | error (protocol) |
+//! | `result-not-json` | `data.result` is not JSON | error (protocol) |
+//! | `wrong-tree` | answers success, writes other content | fail (files) |
+//! | `wrong-result` | answers with another result document | fail (result) |
+//! | `outside` | also writes `../escaped.txt` | fail (outside) |
+//! | `temp-file` | leaves `<path>.tmp1.apply-patch.tmp` | fail (extra file) |
+//! | `private` | also writes `.private/trash/x` | pass when `.private` is declared |
+//! | `stderr` | writes noise on stderr, answers right | pass |
+//!
+//! Flags: `--session` speaks the session transport (HELLO declares the tools
+//! `test.write` plus the engine's, the unsupported tag `unsupported`, and the
+//! private path `.private`); `--always MODE` misbehaves on every call;
+//! `--bad-hello` answers the handshake with garbage.
+
+use std::io::{BufRead, Read, Write};
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+fn result_message(id: &str, success: bool, doc: &Value) -> String {
+    json!({"type": "TOOL_RESULT", "data": {"toolCallId": id, "success": success, "result": doc.to_string()}}).to_string()
+}
+
+/// Answer one TOOL_CALL; `None` means "say nothing" (after a crash or exit).
+fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
+    let id = call["toolCallId"].as_str().unwrap_or_default().to_owned();
+    let root = Path::new(call["workspaceRoot"].as_str().unwrap_or("."));
+    let params = &call["params"];
+    let mode = always
+        .or_else(|| params["misbehave"].as_str())
+        .unwrap_or("");
+    let tool = call["toolName"].as_str().unwrap_or_default();
+    let (success, doc) = if tool == "test.write" {
+        let path = params["path"].as_str().unwrap_or("out.txt");
+        let mut content = params["content"].as_str().unwrap_or_default().to_owned();
+        if mode == "wrong-tree" {
+            content.push_str("WRONG\n");
+        }
+        let target = root.join(path);
+        if let Some(parent) = target.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = std::fs::write(&target, content);
+        (true, json!({"success": true, "path": path}))
+    } else {
+        let session_state = patchspec_engine::dispatch::Session {
+            active_files: serde_json::from_value(call["session"]["activeFiles"].clone())
+                .unwrap_or_default(),
+        };
+        let outcome = patchspec_engine::dispatch::call(&patchspec_engine::dispatch::ToolCall {
+            tool_name: tool,
+            params,
+            workspace_root: root,
+            session: &session_state,
+        });
+        (outcome.success, outcome.result)
+    };
+    match mode {
+        "crash" => std::process::abort(),
+        "exit3" => std::process::exit(3),
+        "hang" => {
+            // A grandchild that inherits stdout: only a process-group kill frees the pipe.
+            let _ = std::process::Command::new("sleep").arg("600").spawn();
+            std::thread::sleep(std::time::Duration::from_secs(600));
+            None
+        }
+        "garbage" => Some("this is not a message".into()),
+        "two" => {
+            let one = result_message(&id, success, &doc);
+            Some(format!("{one}\n{one}"))
+        }
+        "wrong-id" => Some(result_message(&format!("{id}-not"), success, &doc)),
+        "result-not-json" => Some(json!({"type": "TOOL_RESULT", "data": {"toolCallId": id, "success": true, "result": "{not json"}}).to_string()),
+        "wrong-result" => Some(result_message(&id, success, &json!({"success": success, "path": "somewhere/else.txt"}))),
+        "outside" => {
+            let _ = std::fs::write(root.join("../escaped.txt"), "escaped\n");
+            Some(result_message(&id, success, &doc))
+        }
+        "temp-file" => {
+            let path = params["path"].as_str().unwrap_or("out.txt");
+            let _ = std::fs::write(root.join(format!("{path}.tmp1.apply-patch.tmp")), "partial");
+            Some(result_message(&id, success, &doc))
+        }
+        "private" => {
+            let _ = std::fs::create_dir_all(root.join(".private/trash"));
+            let _ = std::fs::write(root.join(".private/trash/x"), "kept");
+            Some(result_message(&id, success, &doc))
+        }
+        "stderr" => {
+            eprintln!("noise on stderr: never judged");
+            Some(result_message(&id, success, &doc))
+        }
+        _ => {
+            let _ = session;
+            Some(result_message(&id, success, &doc))
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let session = args.iter().any(|a| a == "--session");
+    let bad_hello = args.iter().any(|a| a == "--bad-hello");
+    let always = args
+        .iter()
+        .position(|a| a == "--always")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
+    let mut out = std::io::stdout().lock();
+    if !session {
+        let mut input = String::new();
+        let _ = std::io::stdin().read_to_string(&mut input);
+        let call: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+        if let Some(text) = answer(&call, always, false) {
+            // One write, so "two messages" arrive together.
+            let _ = out.write_all(format!("{text}\n").as_bytes());
+        }
+        return;
+    }
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        let reply = match msg["type"].as_str() {
+            Some("HELLO") if bad_hello => Some("hello?".to_owned()),
+            Some("HELLO") => {
+                let mut tools = vec!["test.write".to_owned()];
+                tools.extend(
+                    patchspec_engine::dispatch::SUPPORTED_TOOLS
+                        .iter()
+                        .map(|s| s.to_string()),
+                );
+                Some(
+                    json!({
+                        "type": "HELLO", "protocolVersion": 1,
+                        "implementation": {"name": "patchspec-test-executor", "version": "0.0.0", "language": "Rust"},
+                        "tools": tools, "unsupportedTags": ["unsupported"], "privatePaths": [".private"]
+                    })
+                    .to_string(),
+                )
+            }
+            Some("BYE") => return,
+            Some("TOOL_CALL") => answer(&msg, always, true),
+            _ => None,
+        };
+        if let Some(text) = reply {
+            let _ = out.write_all(format!("{text}\n").as_bytes());
+            let _ = out.flush();
+        }
+    }
+}

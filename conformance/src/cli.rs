@@ -1,0 +1,227 @@
+//! The command line: clap definitions and wiring only. Each subcommand's
+//! logic is in its `cmd_*` module; [`main`] maps the result to an exit code
+//! through [`crate::exit`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::cmd_engine;
+
+/// patchspec: a reference engine and a conformance runner for agent file-edit tools.
+#[derive(Debug, Parser)]
+#[command(name = "patchspec", version, about)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the corpus against an executor (default: the built-in reference engine) as a CI gate.
+    Check(Box<CheckArgs>),
+    /// Be the reference executor: answer TOOL_CALLs with the engine (oneshot; `--session` for the session transport).
+    Exec(ExecArgs),
+    /// List the selected cases.
+    List(ListArgs),
+    /// Print one case readably.
+    Show(ShowArgs),
+    /// Write a case's workspace and exact request to a directory, and print the command that reproduces it.
+    Repro(ReproArgs),
+    /// Check the corpus: schema, ids, spec references, summaries, and every case against the reference engine.
+    Lint(LintArgs),
+    /// Apply a patch envelope to a directory (the engine).
+    Apply(cmd_engine::ApplyArgs),
+    /// Run one tool call and print its result document (the engine).
+    Call(cmd_engine::CallArgs),
+}
+
+/// The corpus location.
+#[derive(Clone, Debug, Default, Args)]
+pub struct CorpusArgs {
+    /// The corpus directory (default: ./corpus, else the nearest `corpus/` above the current directory, else the one this binary was built from).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+}
+
+/// Case filters.
+#[derive(Clone, Debug, Default, Args)]
+pub struct FilterArgs {
+    /// Run only cases whose id matches GLOB (`*` within a segment, `**` across); repeatable.
+    #[arg(long = "run", value_name = "GLOB")]
+    pub run: Vec<String>,
+    /// Skip cases whose id matches GLOB; repeatable.
+    #[arg(long = "skip", value_name = "GLOB")]
+    pub skip: Vec<String>,
+    /// Only cases of this tool; repeatable (any of).
+    #[arg(long = "tool", value_name = "NAME")]
+    pub tool: Vec<String>,
+    /// Only cases with this tag; repeatable (any of).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tag: Vec<String>,
+    /// Only shard I of N (1-based), split by a stable hash of the id, after filtering.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::select::Shard>,
+}
+
+/// The transport to an external executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Transport {
+    /// One process per call.
+    Oneshot,
+    /// One long-lived process per worker, HELLO handshake, one message per line.
+    Session,
+}
+
+/// The report written to stdout (or `--report-file`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Readable (unstable layout).
+    Human,
+    /// JSON lines (stable).
+    Json,
+    /// Markdown summary for a CI step summary.
+    Markdown,
+}
+
+/// `patchspec check`.
+#[derive(Clone, Debug, Args)]
+pub struct CheckArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Filters.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Transport to the executor given after `--`.
+    #[arg(long, value_enum)]
+    pub transport: Option<Transport>,
+    /// A shell command (`sh -c`) run once before the first case, e.g. a build.
+    #[arg(long, value_name = "CMD")]
+    pub setup: Option<String>,
+    /// Parallel workers (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Per-case timeout: seconds, or with a unit (`500ms`, `5s`).
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub timeout: String,
+    /// Stop starting cases after the first unexpected outcome.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Stop starting cases after N unexpected outcomes.
+    #[arg(long, value_name = "N")]
+    pub max_fail: Option<usize>,
+    /// Known failures (JSON array of {id, outcome, reason?, issue?}).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Rewrite the baseline from this run (refused on a filtered or sharded run).
+    #[arg(long, requires = "baseline")]
+    pub update_baseline: bool,
+    /// Skip cases of this tool (oneshot executors declare nothing); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub skip_tool: Vec<String>,
+    /// Skip cases with this tag; repeatable.
+    #[arg(long, value_name = "TAG")]
+    pub skip_tag: Vec<String>,
+    /// An implementation-private path glob left out of tree comparison; repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub ignore_path: Vec<String>,
+    /// Session transport: how many times a crashed executor is restarted over the run.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub max_restarts: usize,
+    /// The report on stdout.
+    #[arg(long, value_enum, default_value = "human")]
+    pub report: ReportFormat,
+    /// Write the `--report` output to FILE instead of stdout (the human report then stays on stdout).
+    #[arg(long, value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
+    /// Also write JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// The executor's argv, after `--` (no shell). None: the built-in reference engine, in-process.
+    #[arg(last = true, value_name = "EXECUTOR")]
+    pub executor: Vec<String>,
+}
+
+/// `patchspec exec`.
+#[derive(Clone, Debug, Args)]
+pub struct ExecArgs {
+    /// Speak the session transport (HELLO, one message per line, BYE) instead of oneshot.
+    #[arg(long)]
+    pub session: bool,
+}
+
+/// `patchspec list`.
+#[derive(Clone, Debug, Args)]
+pub struct ListArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Filters.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// One JSON object per case (id, tool, tags, summary, spec).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `patchspec show`.
+#[derive(Clone, Debug, Args)]
+pub struct ShowArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// The case id.
+    pub id: String,
+}
+
+/// `patchspec repro`.
+#[derive(Clone, Debug, Args)]
+pub struct ReproArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// The case id.
+    pub id: String,
+    /// The directory to write (must not exist, or be empty).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The executor's argv for the printed command (default: this binary's `exec`).
+    #[arg(last = true, value_name = "EXECUTOR")]
+    pub executor: Vec<String>,
+}
+
+/// `patchspec lint`.
+#[derive(Clone, Debug, Args)]
+pub struct LintArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Skip running the cases against the reference engine.
+    #[arg(long)]
+    pub no_run: bool,
+}
+
+/// Parse the process arguments, run, and return the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Check(a) => crate::cmd_check::check(a),
+        Command::Exec(a) => crate::cmd_exec::exec(a),
+        Command::List(a) => crate::cmd_corpus::list(a),
+        Command::Show(a) => crate::cmd_corpus::show(a),
+        Command::Repro(a) => crate::cmd_corpus::repro(a),
+        Command::Lint(a) => crate::cmd_corpus::lint(a),
+        Command::Apply(a) => Ok(cmd_engine::apply(a)),
+        Command::Call(a) => Ok(cmd_engine::call(a)),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}

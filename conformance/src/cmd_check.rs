@@ -1,0 +1,278 @@
+//! `patchspec check`: load the corpus, select, start the executor, run,
+//! report, and decide the exit code.
+//!
+//! This is where command-line choices become a [`RunConfig`], an
+//! [`Executor`] and a set of reporters; the run itself is [`crate::run`].
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::baseline::Baseline;
+use crate::case::Corpus;
+use crate::cli::{CheckArgs, CorpusArgs, FilterArgs, ReportFormat, Transport};
+use crate::error::{Error, ErrorKind};
+use crate::event::{Reporter, RunHeader};
+use crate::report::{human::Human, jsonl::JsonLines, junit::Junit, markdown::Markdown};
+use crate::run::{run, RunConfig, Runner};
+use crate::select::Selection;
+use crate::transport::inprocess::InProcess;
+use crate::transport::oneshot::Oneshot;
+use crate::transport::session::Session;
+use crate::transport::Executor;
+
+/// Find the corpus directory (see [`CorpusArgs::corpus`]).
+pub fn corpus_dir(args: &CorpusArgs) -> Result<PathBuf, Error> {
+    if let Some(dir) = &args.corpus {
+        return Ok(dir.clone());
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::usage(format!("cannot read the current directory: {e}")))?;
+    for dir in cwd.ancestors() {
+        let candidate = dir.join("corpus");
+        if candidate.is_dir() {
+            return Ok(candidate);
+        }
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    if built.is_dir() {
+        return Ok(built);
+    }
+    Err(Error::usage("no corpus found: pass --corpus DIR"))
+}
+
+/// Load the corpus named by the arguments.
+pub fn load_corpus(args: &CorpusArgs) -> Result<Corpus, Error> {
+    let dir = corpus_dir(args)?;
+    Corpus::load(&dir).map_err(|p| Error::new(ErrorKind::Corpus(p)))
+}
+
+/// The selection the filter arguments describe.
+pub fn selection(f: &FilterArgs) -> Selection {
+    Selection {
+        run: f.run.clone(),
+        skip: f.skip.clone(),
+        tools: f.tool.clone(),
+        tags: f.tag.clone(),
+        shard: f.shard,
+    }
+}
+
+/// Parse `5`, `2.5`, `500ms`, `5s`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
+        (ms, 0.001)
+    } else if let Some(s) = t.strip_suffix('s') {
+        (s, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * scale)),
+        _ => Err(format!("invalid duration {text:?} (e.g. 5, 2.5s, 500ms)")),
+    }
+}
+
+/// An executor path with a `/` is resolved against the runner's cwd (the
+/// executor runs in the case workspace); a bare name is looked up in PATH.
+fn resolve_argv(argv: &[String]) -> Vec<String> {
+    let mut argv = argv.to_vec();
+    if let Some(first) = argv.first_mut() {
+        if first.contains('/') {
+            if let Ok(abs) = std::path::absolute(&*first) {
+                *first = abs.to_string_lossy().into_owned();
+            }
+        }
+    }
+    argv
+}
+
+fn run_setup(cmd: &str) -> Result<(), Error> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::io::stderr())
+        .status()
+        .map_err(|e| {
+            Error::new(ErrorKind::ExecutorUnusable(format!(
+                "setup command could not start: {e}"
+            )))
+        })?;
+    if !status.success() {
+        return Err(Error::new(ErrorKind::ExecutorUnusable(format!(
+            "setup command {cmd:?} failed: {}",
+            crate::transport::process::describe_status(status)
+        ))));
+    }
+    Ok(())
+}
+
+/// Run `patchspec check`; returns the exit code.
+pub fn check(args: &CheckArgs) -> Result<i32, Error> {
+    let corpus = load_corpus(&args.corpus)?;
+    let sel = selection(&args.filter);
+    let selected = sel.apply(&corpus.cases).map_err(Error::usage)?;
+    if selected.is_empty() {
+        return Err(Error::new(ErrorKind::NothingSelected(format!(
+            "{} case(s) in {}, {} selected ({})",
+            corpus.cases.len(),
+            corpus.root.display(),
+            0,
+            sel.describe()
+        ))));
+    }
+    if args.update_baseline && sel.is_partial() {
+        return Err(Error::new(ErrorKind::Baseline(format!(
+            "refusing to rewrite the baseline from a partial run ({})",
+            sel.describe()
+        ))));
+    }
+    let timeout = parse_duration(&args.timeout).map_err(Error::usage)?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    let baseline = match &args.baseline {
+        Some(path) if args.update_baseline && !path.exists() => Some(Baseline::default()),
+        Some(path) => Some(Baseline::load(path).map_err(|e| Error::new(ErrorKind::Baseline(e)))?),
+        None => None,
+    };
+    if args.executor.is_empty() && args.transport.is_some() {
+        return Err(Error::usage("--transport needs an executor after `--` (without one, the built-in engine runs in-process)"));
+    }
+    if let Some(cmd) = &args.setup {
+        run_setup(cmd)?;
+    }
+    let executor: Box<dyn Executor> = if args.executor.is_empty() {
+        Box::new(InProcess::new(&args.ignore_path))
+    } else {
+        let argv = resolve_argv(&args.executor);
+        match args.transport.unwrap_or(Transport::Oneshot) {
+            Transport::Oneshot => Box::new(Oneshot::new(
+                argv,
+                None,
+                Vec::new(),
+                args.ignore_path.clone(),
+            )),
+            Transport::Session => {
+                let cwd = std::env::current_dir()
+                    .map_err(|e| Error::usage(format!("cannot read the current directory: {e}")))?;
+                let mut s = Session::start(
+                    argv,
+                    &cwd,
+                    jobs,
+                    args.max_restarts,
+                    timeout.max(Duration::from_secs(10)),
+                )
+                .map_err(|e| Error::new(ErrorKind::ExecutorUnusable(e.to_string())))?;
+                s.extend_info(&[], &args.ignore_path);
+                Box::new(s)
+            }
+        }
+    };
+    let cfg = RunConfig {
+        jobs,
+        timeout,
+        fail_fast: args.fail_fast,
+        max_fail: args.max_fail,
+        baseline,
+        skip_tools: args.skip_tool.clone(),
+        skip_tags: args.skip_tag.clone(),
+    };
+    let runner = Runner::new(executor.as_ref(), &cfg).map_err(Error::usage)?;
+    let corpus_ids: BTreeSet<&str> = corpus.cases.iter().map(|c| c.id.as_str()).collect();
+    let stale = cfg
+        .baseline
+        .as_ref()
+        .map(|b| b.stale(&corpus_ids))
+        .unwrap_or_default();
+    let header = RunHeader {
+        runner_version: env!("CARGO_PKG_VERSION").into(),
+        corpus_root: corpus.root.display().to_string(),
+        corpus_version: corpus.version.clone(),
+        corpus_hash: corpus.content_hash.clone(),
+        corpus_cases: corpus.cases.len(),
+        executor: runner.info().clone(),
+        selected: selected.len(),
+        filters: sel.describe(),
+        jobs,
+        timeout,
+        baseline: args.baseline.as_ref().map(|p| p.display().to_string()),
+    };
+
+    // Reporters: the chosen format on stdout (or --report-file); the human
+    // report on stdout too unless stdout is taken, then on stderr.
+    let stdout_taken = args.report != ReportFormat::Human && args.report_file.is_none();
+    let human_out: Box<dyn Write> = if stdout_taken {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    let mut human = Human::new(human_out, crate::report::human::progress_wanted());
+    let machine_out = || -> Result<Box<dyn Write>, Error> {
+        match &args.report_file {
+            Some(p) => Ok(Box::new(std::io::BufWriter::new(
+                std::fs::File::create(p)
+                    .map_err(|e| Error::io(format!("cannot write {}: {e}", p.display())))?,
+            ))),
+            None => Ok(Box::new(std::io::stdout())),
+        }
+    };
+    let mut json = None;
+    let mut markdown = None;
+    match args.report {
+        ReportFormat::Human => {}
+        ReportFormat::Json => json = Some(JsonLines::new(machine_out()?)),
+        ReportFormat::Markdown => markdown = Some(Markdown::new(machine_out()?)),
+    }
+    let mut junit = args.junit.clone().map(Junit::new);
+    let mut reporters: Vec<&mut dyn Reporter> = vec![&mut human];
+    if let Some(j) = json.as_mut() {
+        reporters.push(j);
+    }
+    if let Some(m) = markdown.as_mut() {
+        reporters.push(m);
+    }
+    if let Some(j) = junit.as_mut() {
+        reporters.push(j);
+    }
+    let output = run(&runner, &header, &selected, stale, &mut reporters);
+    executor.finish();
+    drop(reporters);
+    if let Some(e) = output.report_error {
+        return Err(Error::io(format!("writing a report failed: {e}")));
+    }
+    if let Some(why) = &output.summary.unusable {
+        return Err(Error::new(ErrorKind::ExecutorUnusable(why.clone())));
+    }
+    if args.update_baseline {
+        let path = args
+            .baseline
+            .as_ref()
+            .expect("clap requires --baseline with --update-baseline");
+        let old = cfg.baseline.clone().unwrap_or_default();
+        if output.summary.not_run > 0 {
+            return Err(Error::new(ErrorKind::Baseline(format!(
+                "refusing to rewrite the baseline: {} case(s) were not run",
+                output.summary.not_run
+            ))));
+        }
+        let new = old.rewritten(output.results.iter().map(|r| (r.id.as_str(), r.raw)));
+        std::fs::write(path, new.to_json())
+            .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!(
+            "baseline {} rewritten: {} known failure(s)",
+            path.display(),
+            new.len()
+        );
+        return Ok(crate::exit::OK);
+    }
+    Ok(crate::exit::for_summary(&output.summary))
+}

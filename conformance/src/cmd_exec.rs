@@ -1,0 +1,107 @@
+//! `patchspec exec`: the reference executor, the engine behind the protocol.
+//!
+//! Oneshot (default): read one message from stdin, answer one on stdout,
+//! exit 0. A `HELLO` on stdin is answered with the executor's `HELLO` (so a
+//! oneshot runner may discover tools and private paths). Session
+//! (`--session`): read one message per line; answer `HELLO` with `HELLO`,
+//! each `TOOL_CALL` with its `TOOL_RESULT`, and exit 0 on `BYE` or end of
+//! input. Input that is not a message is reported on stderr and exits 2
+//! (oneshot) or is skipped (session). An engine panic exits 101 without an
+//! answer, as a crash should look to the runner. The answers are built by
+//! [`crate::transport::inprocess::answer`], the same code the in-process
+//! transport uses.
+
+use std::io::{BufRead, Read, Write};
+
+use serde_json::Value;
+
+use crate::cli::ExecArgs;
+use crate::error::Error;
+use crate::protocol::{HelloMsg, ToolCallMsg, PROTOCOL_VERSION};
+use crate::transport::inprocess::{answer, implementation, PRIVATE_PATHS};
+
+fn hello() -> HelloMsg {
+    HelloMsg {
+        kind: "HELLO".into(),
+        protocol_version: PROTOCOL_VERSION,
+        runner: None,
+        implementation: Some(implementation()),
+        tools: patchspec_engine::dispatch::SUPPORTED_TOOLS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        unsupported_tags: Vec::new(),
+        private_paths: PRIVATE_PATHS.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+enum Reply {
+    Message(String),
+    Bye,
+    Invalid(String),
+    Crash(String),
+}
+
+fn handle(text: &[u8]) -> Reply {
+    let value: Value = match serde_json::from_slice(text) {
+        Ok(v) => v,
+        Err(e) => return Reply::Invalid(format!("not a JSON message: {e}")),
+    };
+    match value.get("type").and_then(Value::as_str) {
+        Some("HELLO") => Reply::Message(serde_json::to_string(&hello()).expect("HELLO serialises")),
+        Some("BYE") => Reply::Bye,
+        Some("TOOL_CALL") => match serde_json::from_value::<ToolCallMsg>(value) {
+            Ok(msg) => match answer(&msg) {
+                Ok(result) => {
+                    Reply::Message(serde_json::to_string(&result).expect("TOOL_RESULT serialises"))
+                }
+                Err(panic) => Reply::Crash(panic),
+            },
+            Err(e) => Reply::Invalid(format!("malformed TOOL_CALL: {e}")),
+        },
+        other => Reply::Invalid(format!("unexpected message type {other:?}")),
+    }
+}
+
+/// Run `patchspec exec`; returns the exit code.
+pub fn exec(args: &ExecArgs) -> Result<i32, Error> {
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    let mut write = |line: &str| -> Result<(), Error> {
+        writeln!(stdout, "{line}")
+            .and_then(|_| stdout.flush())
+            .map_err(|e| Error::io(format!("cannot write to stdout: {e}")))
+    };
+    if !args.session {
+        let mut input = Vec::new();
+        stdin
+            .lock()
+            .read_to_end(&mut input)
+            .map_err(|e| Error::io(format!("cannot read stdin: {e}")))?;
+        return match handle(&input) {
+            Reply::Message(m) => write(&m).map(|_| 0),
+            Reply::Bye => Ok(0),
+            Reply::Invalid(e) => Err(Error::usage(e)),
+            Reply::Crash(e) => {
+                eprintln!("{e}");
+                Ok(101)
+            }
+        };
+    }
+    for line in stdin.lock().split(b'\n') {
+        let line = line.map_err(|e| Error::io(format!("cannot read stdin: {e}")))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match handle(&line) {
+            Reply::Message(m) => write(&m)?,
+            Reply::Bye => return Ok(0),
+            Reply::Invalid(e) => eprintln!("patchspec exec: ignoring input: {e}"),
+            Reply::Crash(e) => {
+                eprintln!("{e}");
+                return Ok(101);
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,125 @@
+//! The `inprocess` transport: the built-in reference engine, through the
+//! same message path as an external executor.
+//!
+//! A call is serialised to its `TOOL_CALL` bytes, parsed back, given to
+//! `patchspec_engine::dispatch::call`, and the outcome is serialised as a
+//! `TOOL_RESULT` and parsed by the same strict parser as external answers, so
+//! the wire format is exercised on every case. A panic in the engine is
+//! caught and reported as a crash of that case. [`answer`] is shared with
+//! `patchspec exec`, so the reference executor and the in-process path cannot
+//! drift apart.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use patchspec_engine::dispatch::{self, Session as EngineSession, ToolCall, SUPPORTED_TOOLS};
+
+use super::{Exchange, Executor, ExecutorInfo, TransportError};
+use crate::protocol::{
+    parse_tool_result, Implementation, ProtocolError, ToolCallMsg, ToolResultData, ToolResultMsg,
+};
+
+/// The engine's implementation-private paths (its trash folder).
+pub const PRIVATE_PATHS: &[&str] = &[".patchspec"];
+
+/// The reference engine's identity.
+pub fn implementation() -> Implementation {
+    Implementation {
+        name: "patchspec-engine".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        language: Some("Rust".into()),
+        homepage: Some("https://example.invalid/patchspec".into()),
+    }
+}
+
+/// Answer one `TOOL_CALL` with the engine; panics become `Err`.
+pub fn answer(msg: &ToolCallMsg) -> Result<ToolResultMsg, String> {
+    let started = Instant::now();
+    let session = EngineSession {
+        active_files: msg.session.active_files.clone(),
+    };
+    let root = PathBuf::from(&msg.workspace_root);
+    let call = ToolCall {
+        tool_name: &msg.tool_name,
+        params: &msg.params,
+        workspace_root: &root,
+        session: &session,
+    };
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch::call(&call)))
+        .map_err(|panic| {
+            let text = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            format!("the engine panicked: {text}")
+        })?;
+    Ok(ToolResultMsg {
+        kind: "TOOL_RESULT".into(),
+        data: ToolResultData {
+            tool_call_id: msg.tool_call_id.clone(),
+            success: outcome.success,
+            result: serde_json::to_string(&outcome.result).expect("a JSON value always serialises"),
+            error: outcome.error,
+            execution_time: Some(started.elapsed().as_millis() as u64),
+        },
+    })
+}
+
+/// The reference engine, in this process.
+#[derive(Clone, Debug, Default)]
+pub struct InProcess {
+    extra_private: Vec<String>,
+}
+
+impl InProcess {
+    /// The engine, with extra private-path globs besides its own.
+    pub fn new(extra_private: &[String]) -> InProcess {
+        InProcess {
+            extra_private: extra_private.to_vec(),
+        }
+    }
+}
+
+impl Executor for InProcess {
+    fn info(&self) -> ExecutorInfo {
+        ExecutorInfo {
+            transport: "inprocess",
+            command: Vec::new(),
+            implementation: Some(implementation()),
+            tools: Some(SUPPORTED_TOOLS.iter().map(|s| s.to_string()).collect()),
+            unsupported_tags: Vec::new(),
+            private_paths: PRIVATE_PATHS
+                .iter()
+                .map(|s| s.to_string())
+                .chain(self.extra_private.iter().cloned())
+                .collect(),
+        }
+    }
+
+    fn call(&self, msg: &ToolCallMsg, _workspace: &Path, _timeout: Duration) -> Exchange {
+        let wire = serde_json::to_vec(msg).expect("a ToolCallMsg always serialises");
+        let parsed: ToolCallMsg = match serde_json::from_slice(&wire) {
+            Ok(m) => m,
+            Err(e) => {
+                return Exchange {
+                    answer: Err(TransportError::Protocol(ProtocolError::BadShape(format!(
+                        "the runner's own TOOL_CALL does not parse: {e}"
+                    )))),
+                    stderr: String::new(),
+                }
+            }
+        };
+        let answer = match answer(&parsed) {
+            Ok(result) => {
+                let bytes = serde_json::to_vec(&result).expect("a ToolResultMsg always serialises");
+                parse_tool_result(&bytes, &msg.tool_call_id).map_err(TransportError::Protocol)
+            }
+            Err(panic) => Err(TransportError::Crash(panic)),
+        };
+        Exchange {
+            answer,
+            stderr: String::new(),
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Transports: how a `TOOL_CALL` reaches an executor and its `TOOL_RESULT` comes back.
+//!
+//! The main trait is [`Executor`]; the three implementations are
+//! [`inprocess`] (the built-in reference engine, through the same
+//! serialise/parse path as the wire), [`oneshot`] (one process per call) and
+//! [`session`] (one long-lived process per worker, line-framed, with a
+//! `HELLO` handshake). Shared process handling (process groups, timeouts,
+//! bounded reads) is in [`process`]. Transports only move messages; judging
+//! the answer is the runner's job.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::protocol::{Implementation, ProtocolError, ToolAnswer, ToolCallMsg};
+
+pub mod inprocess;
+pub mod oneshot;
+pub mod process;
+pub mod session;
+
+/// What the runner knows about an executor.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExecutorInfo {
+    /// `inprocess`, `oneshot` or `session`.
+    pub transport: &'static str,
+    /// The executor's argv (empty in-process).
+    pub command: Vec<String>,
+    /// From HELLO (or built in), when known.
+    pub implementation: Option<Implementation>,
+    /// Supported tools, when declared.
+    pub tools: Option<Vec<String>>,
+    /// Tags the executor does not support.
+    pub unsupported_tags: Vec<String>,
+    /// Globs of implementation-private paths.
+    pub private_paths: Vec<String>,
+}
+
+/// Why a call produced no valid answer: always an `error` outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TransportError {
+    /// The executor could not be started.
+    Spawn(String),
+    /// No answer within the per-case timeout; the process group was killed.
+    Timeout(Duration),
+    /// The executor died without a valid answer (exit status or signal).
+    Crash(String),
+    /// The output is not one valid `TOOL_RESULT` for this call.
+    Protocol(ProtocolError),
+    /// A session executor failed its (re)start handshake, or the restart bound was reached.
+    Session(String),
+}
+
+impl TransportError {
+    /// Did the executor fail to speak the protocol at all (as opposed to a timeout)?
+    pub fn is_unusable_sign(&self) -> bool {
+        match self {
+            TransportError::Spawn(_)
+            | TransportError::Crash(_)
+            | TransportError::Protocol(_)
+            | TransportError::Session(_) => true,
+            TransportError::Timeout(_) => false,
+        }
+    }
+
+    /// A short stable name: `spawn`, `timeout`, `crash`, `protocol`, `session`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TransportError::Spawn(_) => "spawn",
+            TransportError::Timeout(_) => "timeout",
+            TransportError::Crash(_) => "crash",
+            TransportError::Protocol(_) => "protocol",
+            TransportError::Session(_) => "session",
+        }
+    }
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Spawn(e) => write!(f, "could not start the executor: {e}"),
+            TransportError::Timeout(d) => write!(
+                f,
+                "timed out after {:.1}s (process group killed)",
+                d.as_secs_f64()
+            ),
+            TransportError::Crash(e) => write!(f, "executor crashed: {e}"),
+            TransportError::Protocol(e) => write!(f, "protocol violation: {e}"),
+            TransportError::Session(e) => write!(f, "session: {e}"),
+        }
+    }
+}
+
+/// The result of one call.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// The answer, or why there is none.
+    pub answer: Result<ToolAnswer, TransportError>,
+    /// The executor's stderr during the call (bounded), for the report only.
+    pub stderr: String,
+}
+
+/// Something that answers tool calls.
+pub trait Executor: Send + Sync {
+    /// What is known about it (after any handshake).
+    fn info(&self) -> ExecutorInfo;
+    /// Make one call. `workspace` is the case's workspace (also in `msg`).
+    fn call(&self, msg: &ToolCallMsg, workspace: &Path, timeout: Duration) -> Exchange;
+    /// The run is over (session: send `BYE` and reap).
+    fn finish(&self) {}
+}

@@ -1,0 +1,791 @@
+//! The runner, tested like a product: purpose-built executors
+//! (`patchspec-test-executor`, see its docs for the misbehaviours) run
+//! against generated corpora, and the JSON-lines and JUnit reports the runner
+//! emits are parsed back and compared with an expected-outcome model —
+//! meaning, not layout. One temp dir per test; one `check` helper.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
+const EXECUTOR: &str = env!("CARGO_BIN_EXE_patchspec-test-executor");
+
+/// A generated corpus in a temp dir.
+struct Corpus {
+    dir: tempfile::TempDir,
+}
+
+impl Corpus {
+    fn new() -> Corpus {
+        Corpus {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("corpus")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// A `test.write` case: write `content` to `a.txt`, with a misbehaviour.
+    fn case(&self, id: &str, misbehave: &str, tags: &[&str]) -> &Corpus {
+        let mut call = json!({"path": "a.txt", "content": "new\n"});
+        if !misbehave.is_empty() {
+            call["misbehave"] = json!(misbehave);
+        }
+        self.raw(
+            id,
+            json!({
+                "id": id,
+                "summary": format!("test.write with misbehave={misbehave:?}"),
+                "spec": ["websocket-tool-protocol#tool-result"],
+                "tool": "test.write",
+                "tags": tags,
+                "given": {"files": {"keep.txt": "k\n"}},
+                "call": call,
+                "expect": {"result": {"success": true, "path": "a.txt"}, "files": {"keep.txt": "k\n", "a.txt": "new\n"}}
+            }),
+        )
+    }
+
+    fn raw(&self, id: &str, value: Value) -> &Corpus {
+        let path = self.root().join(format!("{id}.json"));
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, serde_json::to_string_pretty(&value).expect("json"))
+            .expect("write case");
+        self
+    }
+}
+
+/// What one `patchspec` run produced.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// The JSON-lines report, by type.
+    fn lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\nstderr:\n{}", self.stderr))
+            })
+            .collect()
+    }
+
+    /// id → (outcome, errorKind or "").
+    fn outcomes(&self) -> BTreeMap<String, (String, String)> {
+        self.lines()
+            .into_iter()
+            .filter(|v| v["type"] == "case")
+            .map(|v| {
+                (
+                    v["id"].as_str().unwrap_or_default().to_owned(),
+                    (
+                        v["outcome"].as_str().unwrap_or_default().to_owned(),
+                        v["errorKind"].as_str().unwrap_or_default().to_owned(),
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    fn footer(&self) -> Value {
+        self.lines()
+            .into_iter()
+            .find(|v| v["type"] == "footer")
+            .unwrap_or_else(|| panic!("no footer in:\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+
+    fn case(&self, id: &str) -> Value {
+        self.lines()
+            .into_iter()
+            .find(|v| v["type"] == "case" && v["id"] == id)
+            .unwrap_or_else(|| panic!("no case {id}"))
+    }
+}
+
+fn patchspec(args: &[&str]) -> Run {
+    let out = Command::new(PATCHSPEC)
+        .args(args)
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run patchspec");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `patchspec check --corpus C --report json <extra> [-- executor...]`, asserting the exit code.
+fn check(corpus: &Corpus, extra: &[&str], executor: &[&str], code: i32) -> Run {
+    let root = corpus.root();
+    let mut args = vec![
+        "check",
+        "--corpus",
+        root.to_str().expect("utf-8"),
+        "--report",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    if !executor.is_empty() {
+        args.push("--");
+        args.extend_from_slice(executor);
+    }
+    let run = patchspec(&args);
+    assert_eq!(
+        run.code, code,
+        "exit code of {args:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run
+}
+
+/// The broken-executor corpus and the outcome each case must get.
+fn broken_corpus() -> (Corpus, BTreeMap<String, (String, String)>) {
+    let c = Corpus::new();
+    let model = [
+        ("t/a-ok", "", "pass", ""),
+        ("t/crash", "crash", "error", "crash"),
+        ("t/exit3", "exit3", "error", "crash"),
+        ("t/hang", "hang", "error", "timeout"),
+        ("t/garbage", "garbage", "error", "protocol"),
+        ("t/two-messages", "two", "error", "protocol"),
+        ("t/wrong-id", "wrong-id", "error", "protocol"),
+        ("t/result-not-json", "result-not-json", "error", "protocol"),
+        ("t/wrong-tree", "wrong-tree", "fail", ""),
+        ("t/wrong-result", "wrong-result", "fail", ""),
+        ("t/outside", "outside", "fail", ""),
+        ("t/temp-file", "temp-file", "fail", ""),
+        ("t/stderr-noise", "stderr", "pass", ""),
+        ("t/z-ok-after-all-that", "", "pass", ""),
+    ];
+    let mut expected = BTreeMap::new();
+    for (id, mode, outcome, kind) in model {
+        c.case(id, mode, &[]);
+        expected.insert(id.to_owned(), (outcome.to_owned(), kind.to_owned()));
+    }
+    (c, expected)
+}
+
+#[test]
+fn broken_executors_get_their_outcomes_oneshot() {
+    let (corpus, expected) = broken_corpus();
+    let junit = corpus.path("junit.xml");
+    let started = Instant::now();
+    let run = check(
+        &corpus,
+        &[
+            "--timeout",
+            "700ms",
+            "-j",
+            "4",
+            "--junit",
+            junit.to_str().expect("utf-8"),
+        ],
+        &[EXECUTOR],
+        1,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the hang must be killed at the timeout"
+    );
+    assert_eq!(run.outcomes(), expected);
+    // Details carry the meaning.
+    assert_eq!(
+        run.case("t/wrong-result")["mismatches"][0]["path"],
+        "$.path"
+    );
+    assert_eq!(
+        run.case("t/outside")["outside"]["extra"],
+        json!(["../escaped.txt"])
+    );
+    assert_eq!(
+        run.case("t/temp-file")["files"]["extra"],
+        json!(["a.txt.tmp1.apply-patch.tmp"])
+    );
+    assert_eq!(
+        run.case("t/wrong-tree")["files"]["changed"],
+        json!(["a.txt"])
+    );
+    assert!(run.case("t/stderr-noise")["stderr"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("noise"));
+    let footer = run.footer();
+    assert_eq!(
+        (
+            footer["passed"].as_u64(),
+            footer["failed"].as_u64(),
+            footer["skipped"].as_u64()
+        ),
+        (Some(3), Some(11), Some(0))
+    );
+    // Human output (on stderr here) ends with the count line.
+    assert_eq!(
+        run.stderr.lines().last(),
+        Some("3 passed, 11 failed, 0 skipped"),
+        "{}",
+        run.stderr
+    );
+
+    // JUnit: failure vs error vs success, parsed back.
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
+    let report = quick_junit::Report::deserialize_from_str(&xml).expect("valid JUnit");
+    let mut got = BTreeMap::new();
+    for suite in &report.test_suites {
+        for tc in &suite.test_cases {
+            let kind = match &tc.status {
+                quick_junit::TestCaseStatus::Success { .. } => "success",
+                quick_junit::TestCaseStatus::NonSuccess {
+                    kind: quick_junit::NonSuccessKind::Failure,
+                    ..
+                } => "failure",
+                quick_junit::TestCaseStatus::NonSuccess {
+                    kind: quick_junit::NonSuccessKind::Error,
+                    ..
+                } => "error",
+                quick_junit::TestCaseStatus::Skipped { .. } => "skipped",
+            };
+            got.insert(tc.name.as_str().to_owned(), kind);
+        }
+    }
+    let want: BTreeMap<String, &str> = expected
+        .iter()
+        .map(|(id, (o, _))| {
+            (
+                id.clone(),
+                match o.as_str() {
+                    "pass" => "success",
+                    "fail" => "failure",
+                    _ => "error",
+                },
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn broken_executors_get_their_outcomes_in_a_session() {
+    let (corpus, mut expected) = broken_corpus();
+    corpus.case("t/private", "private", &[]);
+    corpus.case("t/unsupported", "", &["unsupported"]);
+    expected.insert("t/private".into(), ("pass".into(), "".into()));
+    expected.insert("t/unsupported".into(), ("skip".into(), "".into()));
+    // Six cases kill their process (crash, exit3, hang, garbage, two, wrong-id, result-not-json: seven).
+    let run = check(
+        &corpus,
+        &[
+            "--timeout",
+            "700ms",
+            "-j",
+            "1",
+            "--transport",
+            "session",
+            "--max-restarts",
+            "10",
+        ],
+        &[EXECUTOR, "--session"],
+        1,
+    );
+    assert_eq!(run.outcomes(), expected);
+    let header = &run.lines()[0];
+    assert_eq!(
+        header["executor"]["implementation"]["name"],
+        "patchspec-test-executor"
+    );
+    assert_eq!(header["executor"]["privatePaths"], json!([".private"]));
+}
+
+#[test]
+fn session_restart_bound_is_enforced() {
+    let c = Corpus::new();
+    c.case("t/a-ok", "", &[]);
+    for i in 0..4 {
+        c.case(&format!("t/crash-{i}"), "crash", &[]);
+    }
+    c.case("t/z-ok", "", &[]);
+    let run = check(
+        &c,
+        &["-j", "1", "--transport", "session", "--max-restarts", "2"],
+        &[EXECUTOR, "--session"],
+        1,
+    );
+    let o = run.outcomes();
+    // 1 + 2 processes: the first and two restarts; crash-0..crash-2 use them up.
+    assert_eq!(o["t/crash-0"], ("error".into(), "crash".into()));
+    assert_eq!(o["t/crash-2"], ("error".into(), "crash".into()));
+    assert_eq!(o["t/crash-3"], ("error".into(), "session".into()));
+    assert_eq!(o["t/z-ok"], ("error".into(), "session".into()));
+}
+
+#[test]
+fn private_paths_are_ignored_only_when_declared_oneshot() {
+    let c = Corpus::new();
+    c.case("t/private", "private", &[]);
+    let run = check(&c, &[], &[EXECUTOR], 1);
+    assert_eq!(
+        run.case("t/private")["files"]["extra"],
+        json!([".private", ".private/trash", ".private/trash/x"])
+    );
+    check(&c, &["--ignore-path", ".private"], &[EXECUTOR], 0);
+}
+
+#[test]
+fn skips_by_flag_are_not_failures() {
+    let c = Corpus::new();
+    c.case("t/a", "", &["slow"]);
+    c.case("t/b", "crash", &["broken"]);
+    let run = check(&c, &["--skip-tag", "broken"], &[EXECUTOR], 0);
+    assert_eq!(run.outcomes()["t/b"].0, "skip");
+    let footer = run.footer();
+    assert_eq!(
+        (footer["passed"].as_u64(), footer["skipped"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let run = check(&c, &["--skip-tool", "test.write"], &[EXECUTOR], 0);
+    assert_eq!(run.footer()["totals"]["skip"], 2);
+}
+
+#[test]
+fn exit_codes() {
+    let c = Corpus::new();
+    c.case("t/a-ok", "", &[]);
+    c.case("t/b-fail", "wrong-tree", &[]);
+    check(&c, &["--run", "t/a-ok"], &[EXECUTOR], 0);
+    check(&c, &[], &[EXECUTOR], 1);
+    // Zero cases selected: 2, with a message.
+    let run = check(&c, &["--run", "nothing/**"], &[EXECUTOR], 2);
+    assert!(run.stderr.contains("no case selected"), "{}", run.stderr);
+    check(&c, &["--tag", "no-such-tag"], &[EXECUTOR], 2);
+    // Executor unusable: 3.
+    check(&c, &[], &["/nonexistent/executor"], 3);
+    check(&c, &[], &[EXECUTOR, "--always", "garbage"], 3);
+    check(&c, &[], &[EXECUTOR, "--always", "crash"], 3);
+    check(
+        &c,
+        &["--transport", "session"],
+        &[EXECUTOR, "--session", "--bad-hello"],
+        3,
+    );
+    check(&c, &["--setup", "exit 1"], &[EXECUTOR], 3);
+    // Usage: 2.
+    check(&c, &["--timeout", "soon"], &[EXECUTOR], 2);
+    check(&c, &["--transport", "session"], &[], 2);
+    // Corpus error: 2.
+    c.raw("t/c-bad", json!({"id": "t/not-my-path", "summary": "", "spec": [], "tool": "x", "given": {}, "call": {}, "expect": {"result": {"$nope": 1}, "files": "unchanged"}}));
+    let run = check(&c, &[], &[EXECUTOR], 2);
+    for needle in [
+        "$.id",
+        "$.summary",
+        "$.spec",
+        "$.expect.result",
+        "unknown matcher",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle} in {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_hang_is_killed_with_its_process_group() {
+    let c = Corpus::new();
+    c.case("t/a-ok", "", &[]);
+    c.case("t/hang", "hang", &[]);
+    let started = Instant::now();
+    let run = check(&c, &["--timeout", "300ms"], &[EXECUTOR], 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.outcomes()["t/hang"], ("error".into(), "timeout".into()));
+}
+
+#[test]
+fn baseline_semantics() {
+    let c = Corpus::new();
+    c.case("t/a-ok", "", &[]);
+    c.case("t/b-fail", "wrong-tree", &[]);
+    c.case("t/c-error", "garbage", &[]);
+    let baseline = c.path("baseline.json");
+    let b = baseline.to_str().expect("utf-8");
+    let write = |v: Value| std::fs::write(&baseline, v.to_string()).expect("write baseline");
+
+    // Known failures, exactly as listed: xfail, exit 0.
+    write(
+        json!([{"id": "t/b-fail", "outcome": "fail", "reason": "r", "issue": "https://example.invalid/1"}, {"id": "t/c-error", "outcome": "error"}]),
+    );
+    let run = check(&c, &["--baseline", b], &[EXECUTOR], 0);
+    assert_eq!(run.outcomes()["t/b-fail"].0, "xfail");
+    assert_eq!(run.outcomes()["t/c-error"].0, "xfail");
+
+    // A new failure: t/c-error is not listed.
+    write(json!([{"id": "t/b-fail", "outcome": "fail"}]));
+    let run = check(&c, &["--baseline", b], &[EXECUTOR], 1);
+    assert_eq!(run.outcomes()["t/c-error"].0, "error");
+
+    // A listed case that passes: xpass.
+    write(
+        json!([{"id": "t/a-ok", "outcome": "fail"}, {"id": "t/b-fail", "outcome": "fail"}, {"id": "t/c-error", "outcome": "error"}]),
+    );
+    let run = check(&c, &["--baseline", b], &[EXECUTOR], 1);
+    assert_eq!(run.outcomes()["t/a-ok"].0, "xpass");
+
+    // A listed case that fails differently.
+    write(json!([{"id": "t/b-fail", "outcome": "error"}, {"id": "t/c-error", "outcome": "error"}]));
+    let run = check(&c, &["--baseline", b], &[EXECUTOR], 1);
+    assert_eq!(run.case("t/b-fail")["outcome"], "fail");
+    assert_eq!(run.case("t/b-fail")["expected"], "error");
+
+    // A stale entry.
+    write(
+        json!([{"id": "t/b-fail", "outcome": "fail"}, {"id": "t/c-error", "outcome": "error"}, {"id": "t/gone", "outcome": "fail"}]),
+    );
+    let run = check(&c, &["--baseline", b], &[EXECUTOR], 1);
+    assert_eq!(run.footer()["stale"], json!(["t/gone"]));
+
+    // Rewriting: refused on a partial run, then done on a full one (keeping reasons).
+    write(
+        json!([{"id": "t/b-fail", "outcome": "fail", "reason": "kept"}, {"id": "t/gone", "outcome": "fail"}]),
+    );
+    check(
+        &c,
+        &["--baseline", b, "--update-baseline", "--run", "t/**"],
+        &[EXECUTOR],
+        2,
+    );
+    check(
+        &c,
+        &["--baseline", b, "--update-baseline", "--shard", "1/2"],
+        &[EXECUTOR],
+        2,
+    );
+    check(&c, &["--baseline", b, "--update-baseline"], &[EXECUTOR], 0);
+    let rewritten: Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).expect("read")).expect("json");
+    assert_eq!(
+        rewritten,
+        json!([{"id": "t/b-fail", "outcome": "fail", "reason": "kept"}, {"id": "t/c-error", "outcome": "error"}])
+    );
+    check(&c, &["--baseline", b], &[EXECUTOR], 0);
+
+    // An unreadable baseline is a usage error.
+    std::fs::write(&baseline, "[{\"id\": 1}]").expect("write");
+    check(&c, &["--baseline", b], &[EXECUTOR], 2);
+}
+
+#[test]
+fn shards_cover_the_selection_exactly_once() {
+    let c = Corpus::new();
+    for i in 0..40 {
+        c.case(&format!("s/case-{i:02}"), "", &[]);
+    }
+    c.case("other/x", "", &[]);
+    let root = c.root();
+    let list = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "list",
+            "--corpus",
+            root.to_str().expect("utf-8"),
+            "--run",
+            "s/**",
+        ];
+        args.extend_from_slice(extra);
+        let run = patchspec(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout.lines().map(str::to_owned).collect()
+    };
+    let all = list(&[]);
+    assert_eq!(all.len(), 40);
+    for n in [1u32, 2, 3, 7] {
+        let mut seen = Vec::new();
+        for i in 1..=n {
+            seen.extend(list(&["--shard", &format!("{i}/{n}")]));
+        }
+        seen.sort();
+        assert_eq!(seen, all, "shards of {n}");
+    }
+    // check agrees with list.
+    let run = check(&c, &["--run", "s/**", "--shard", "2/3"], &[EXECUTOR], 0);
+    let ran: Vec<String> = run.outcomes().into_keys().collect();
+    assert_eq!(ran, list(&["--shard", "2/3"]));
+}
+
+#[test]
+fn results_are_in_id_order_whatever_the_parallelism() {
+    let c = Corpus::new();
+    for i in 0..24 {
+        c.case(
+            &format!("o/{i:02}"),
+            if i % 5 == 0 { "stderr" } else { "" },
+            &[],
+        );
+    }
+    let run = check(&c, &["-j", "8"], &[EXECUTOR], 0);
+    let ids: Vec<String> = run
+        .lines()
+        .into_iter()
+        .filter(|v| v["type"] == "case")
+        .map(|v| v["id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted);
+    assert_eq!(ids.len(), 24);
+}
+
+#[test]
+fn fail_fast_and_max_fail_stop_starting_cases() {
+    let c = Corpus::new();
+    c.case("f/a-ok", "", &[]);
+    for i in 0..6 {
+        c.case(&format!("f/b-fail-{i}"), "wrong-tree", &[]);
+    }
+    let run = check(&c, &["-j", "1", "--fail-fast"], &[EXECUTOR], 1);
+    let footer = run.footer();
+    assert_eq!(footer["totals"]["fail"], 1);
+    assert_eq!(footer["notRun"], 5);
+    let run = check(&c, &["-j", "1", "--max-fail", "3"], &[EXECUTOR], 1);
+    assert_eq!(run.footer()["totals"]["fail"], 3);
+}
+
+#[test]
+fn markdown_report_summarises() {
+    let c = Corpus::new();
+    c.case("m/a-ok", "", &[]);
+    c.case("m/b-fail", "wrong-result", &[]);
+    let root = c.root();
+    let run = patchspec(&[
+        "check",
+        "--corpus",
+        root.to_str().expect("utf-8"),
+        "--report",
+        "markdown",
+        "--",
+        EXECUTOR,
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("| `test.write` | 1 | 1 | 0 | 0 | 0 | 0 |"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("| `m/b-fail` | fail | $.path: expected"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some("1 passed, 1 failed, 0 skipped")
+    );
+}
+
+#[test]
+fn human_report_explains_a_file_difference() {
+    let c = Corpus::new();
+    c.case("h/a-ok", "", &[]);
+    c.raw(
+        "h/b-crlf",
+        json!({
+            "id": "h/b-crlf", "summary": "expects CRLF and no final newline", "spec": ["websocket-tool-protocol#tool-result"],
+            "tool": "test.write", "given": {}, "call": {"path": "a.txt", "content": "x \n"},
+            "expect": {"result": {"success": true}, "files": {"a.txt": "x\r\ny"}}
+        }),
+    );
+    let root = c.root();
+    let run = patchspec(&[
+        "check",
+        "--corpus",
+        root.to_str().expect("utf-8"),
+        "--",
+        EXECUTOR,
+    ]);
+    assert_eq!(run.code, 1);
+    for needle in [
+        "──── FAIL h/b-crlf",
+        "expects CRLF",
+        "websocket-tool-protocol#tool-result",
+        "-x␍",
+        "+x·",
+        "\\ No newline at end of file",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle:?} in\n{}", run.stdout);
+    }
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some("1 passed, 1 failed, 0 skipped")
+    );
+}
+
+#[test]
+fn lint_checks_ids_and_spec_references() {
+    let c = Corpus::new();
+    c.case("l/ok", "", &[]);
+    std::fs::create_dir_all(c.root().join("schema")).expect("mkdir");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/schema/case.schema.json"),
+        c.root().join("schema/case.schema.json"),
+    )
+    .expect("copy schema");
+    let root = c.root();
+    let r = root.to_str().expect("utf-8");
+    let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // An anchor list, when present, is enforced.
+    std::fs::create_dir_all(c.path("docs")).expect("mkdir");
+    std::fs::write(
+        c.path("docs/spec-clauses.md"),
+        "- `websocket-tool-protocol#other`: something\n",
+    )
+    .expect("write");
+    let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("is not listed in"), "{}", run.stderr);
+    std::fs::write(
+        c.path("docs/spec-clauses.md"),
+        "- `websocket-tool-protocol#tool-result`: the answer\n",
+    )
+    .expect("write");
+    assert_eq!(patchspec(&["lint", "--corpus", r, "--no-run"]).code, 0);
+    // Unknown documents, and ids that are not the path.
+    c.raw("l/bad-doc", json!({"id": "l/bad-doc", "summary": "s", "spec": ["nope#x"], "tool": "t", "given": {}, "call": {}, "expect": {"result": {}, "files": "unchanged"}}));
+    let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("\"nope\" is not a spec document"),
+        "{}",
+        run.stderr
+    );
+    c.raw("l/bad-doc", json!({"id": "l/other", "summary": "s", "spec": ["nope#x"], "tool": "t", "given": {}, "call": {}, "expect": {"result": {}, "files": "unchanged"}}));
+    let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
+    assert!(
+        run.stderr.contains("does not equal the file's path"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The shipped corpus through the reference executor, both transports:
+/// proves the protocol path of `patchspec exec`.
+#[test]
+fn the_corpus_passes_against_patchspec_exec_in_both_transports() {
+    for (extra, exec) in [
+        (vec!["-j", "2"], vec![PATCHSPEC, "exec"]),
+        (
+            vec!["-j", "2", "--transport", "session"],
+            vec![PATCHSPEC, "exec", "--session"],
+        ),
+    ] {
+        let mut args = vec![
+            "check",
+            "--report",
+            "json",
+            "--ignore-path",
+            ".patchspec",
+            "--corpus",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"),
+        ];
+        args.extend(extra);
+        args.push("--");
+        args.extend(exec);
+        let run = patchspec(&args);
+        assert_eq!(run.code, 0, "{args:?}\n{}\n{}", run.stdout, run.stderr);
+        let footer = run.footer();
+        assert_eq!(footer["failed"], 0);
+    }
+}
+
+#[test]
+fn the_corpus_passes_in_process_and_lints_clean() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+    let run = patchspec(&["check", "--corpus", corpus, "--report", "json"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.lines()[0]["executor"]["transport"], "inprocess");
+    let lint = patchspec(&["lint", "--corpus", corpus]);
+    assert_eq!(lint.code, 0, "{}\n{}", lint.stdout, lint.stderr);
+}
+
+#[test]
+fn repro_writes_the_request_and_a_working_command() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let dir = out.path().join("r");
+    let run = patchspec(&[
+        "repro",
+        "workspace.read_file/basic/reads-whole-file",
+        "--corpus",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"),
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let request: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("request.json")).expect("request"))
+            .expect("json");
+    assert_eq!(request["type"], "TOOL_CALL");
+    assert_eq!(request["toolName"], "workspace.read_file");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ws/src/a.txt")).expect("workspace file"),
+        "one\ntwo\n"
+    );
+    let command = run.stdout.trim();
+    let answer = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .output()
+        .expect("run the printed command");
+    let answer: Value = serde_json::from_slice(&answer.stdout).expect("a TOOL_RESULT");
+    assert_eq!(answer["type"], "TOOL_RESULT");
+    assert_eq!(answer["data"]["toolCallId"], request["toolCallId"]);
+}
+
+#[test]
+fn zero_selection_in_list_and_shown_cases() {
+    let c = Corpus::new();
+    c.case("z/a", "", &[]);
+    let root = c.root();
+    let r = root.to_str().expect("utf-8");
+    assert_eq!(
+        patchspec(&["list", "--corpus", r, "--tool", "none"]).code,
+        2
+    );
+    let shown = patchspec(&["show", "z/a", "--corpus", r]);
+    assert_eq!(shown.code, 0);
+    assert!(
+        shown.stdout.contains("misbehave") || shown.stdout.contains("content: |"),
+        "{}",
+        shown.stdout
+    );
+    assert_eq!(patchspec(&["show", "z/none", "--corpus", r]).code, 2);
+}
+
+#[test]
+fn unique_ids_are_enforced() {
+    let c = Corpus::new();
+    c.case("u/a", "", &[]);
+    // Two files cannot share an id, because the id must equal the path; a copy under another path is caught as id ≠ path.
+    let text = std::fs::read_to_string(c.root().join("u/a.json")).expect("read");
+    std::fs::write(c.root().join("u/b.json"), text).expect("write");
+    let run = patchspec(&["list", "--corpus", c.root().to_str().expect("utf-8")]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("does not equal the file's path"),
+        "{}",
+        run.stderr
+    );
+}
