@@ -299,6 +299,8 @@ pub const SPEC_DOCUMENTS: &[&str] = &[
     "tul-002-workspace-write-patch",
     "tul-004-workspace-create-file",
     "websocket-tool-protocol",
+    // docs/clarifications.md: the project's decisions where the specs are silent.
+    "clarifications",
 ];
 
 /// The structural rules of `corpus/schema/case.schema.json`, by hand.

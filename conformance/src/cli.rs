@@ -32,6 +32,8 @@ pub enum Command {
     Repro(ReproArgs),
     /// Check the corpus: schema, ids, spec references, summaries, and every case against the reference engine.
     Lint(LintArgs),
+    /// Every clause of docs/spec-clauses.md with the cases that pin it; exit 1 when a clause has none.
+    Coverage(CoverageArgs),
     /// Apply a patch envelope to a directory (the engine).
     Apply(cmd_engine::ApplyArgs),
     /// Run one tool call and print its result document (the engine).
@@ -193,6 +195,20 @@ pub struct ReproArgs {
     pub executor: Vec<String>,
 }
 
+/// `patchspec coverage`.
+#[derive(Clone, Debug, Args)]
+pub struct CoverageArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Print one JSON object: clauses with their cases, and the gaps.
+    #[arg(long)]
+    pub json: bool,
+    /// List only the clauses no case pins.
+    #[arg(long)]
+    pub gaps: bool,
+}
+
 /// `patchspec lint`.
 #[derive(Clone, Debug, Args)]
 pub struct LintArgs {
@@ -214,6 +230,7 @@ pub fn main() -> i32 {
         Command::Show(a) => crate::cmd_corpus::show(a),
         Command::Repro(a) => crate::cmd_corpus::repro(a),
         Command::Lint(a) => crate::cmd_corpus::lint(a),
+        Command::Coverage(a) => crate::cmd_corpus::coverage(a),
         Command::Apply(a) => Ok(cmd_engine::apply(a)),
         Command::Call(a) => Ok(cmd_engine::call(a)),
     };

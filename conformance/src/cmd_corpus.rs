@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::case::{Case, ExpectFiles, Problem, SPEC_DOCUMENTS};
-use crate::cli::{LintArgs, ListArgs, ReproArgs, ShowArgs};
+use crate::cli::{CoverageArgs, LintArgs, ListArgs, ReproArgs, ShowArgs};
 use crate::cmd_check::{load_corpus, selection};
 use crate::error::{Error, ErrorKind};
 use crate::event::{Event, Reporter, RunHeader};
@@ -192,15 +192,85 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
     Ok(crate::exit::OK)
 }
 
-/// Anchors listed in docs/spec-clauses.md (`- \`doc#anchor\`: ...`).
-fn listed_clauses(path: &Path) -> Option<BTreeSet<String>> {
+/// Clauses listed in docs/spec-clauses.md (`- \`doc#anchor\`: description`), in order.
+fn clause_list(path: &Path) -> Option<Vec<(String, String)>> {
     let text = std::fs::read_to_string(path).ok()?;
     Some(
         text.lines()
             .filter_map(|l| l.trim_start().strip_prefix("- `"))
-            .filter_map(|l| l.split_once("`:").map(|(r, _)| r.to_owned()))
+            .filter_map(|l| {
+                l.split_once("`:")
+                    .map(|(r, d)| (r.to_owned(), d.trim().to_owned()))
+            })
             .collect(),
     )
+}
+
+/// The anchors of [`clause_list`], as a set.
+fn listed_clauses(path: &Path) -> Option<BTreeSet<String>> {
+    clause_list(path).map(|l| l.into_iter().map(|(r, _)| r).collect())
+}
+
+/// `patchspec coverage`: each clause with the cases whose `spec` cites it.
+pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
+    let corpus = load_corpus(&args.corpus)?;
+    let clauses_path = corpus.root.join("../docs/spec-clauses.md");
+    let Some(clauses) = clause_list(&clauses_path) else {
+        return Err(Error::new(ErrorKind::Usage(format!(
+            "cannot read {}: coverage needs the clause list",
+            clauses_path.display()
+        ))));
+    };
+    let mut pinned: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for c in &corpus.cases {
+        for r in &c.spec {
+            pinned.entry(r.as_str()).or_default().push(c.id.as_str());
+        }
+    }
+    let gaps: Vec<&(String, String)> = clauses
+        .iter()
+        .filter(|(r, _)| !pinned.contains_key(r.as_str()))
+        .collect();
+    if args.json {
+        let doc = serde_json::json!({
+            "clauses": clauses.iter().map(|(r, d)| serde_json::json!({
+                "clause": r,
+                "description": d,
+                "cases": pinned.get(r.as_str()).cloned().unwrap_or_default(),
+            })).collect::<Vec<_>>(),
+            "gaps": gaps.iter().map(|(r, _)| r).collect::<Vec<_>>(),
+        });
+        println!("{doc:#}");
+    } else {
+        for (r, d) in &clauses {
+            let cases = pinned.get(r.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+            if args.gaps && !cases.is_empty() {
+                continue;
+            }
+            println!(
+                "{r}  ({} case{})  {d}",
+                cases.len(),
+                if cases.len() == 1 { "" } else { "s" }
+            );
+            for id in cases.iter().take(if args.gaps { 0 } else { 5 }) {
+                println!("    {id}");
+            }
+            if cases.len() > 5 {
+                println!("    ... and {} more", cases.len() - 5);
+            }
+        }
+        println!(
+            "coverage: {} clauses, {} pinned, {} gaps",
+            clauses.len(),
+            clauses.len() - gaps.len(),
+            gaps.len()
+        );
+    }
+    Ok(if gaps.is_empty() {
+        crate::exit::OK
+    } else {
+        crate::exit::UNEXPECTED
+    })
 }
 
 /// Collects failing cases for lint.

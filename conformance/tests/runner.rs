@@ -789,3 +789,44 @@ fn unique_ids_are_enforced() {
         run.stderr
     );
 }
+
+/// `coverage` lists each clause with the cases that cite it, and fails on a gap.
+#[test]
+fn coverage_lists_pinned_clauses_and_fails_on_gaps() {
+    let c = Corpus::new();
+    c.case("cov/one", "", &[]);
+    let root = c.root();
+    let r = root.to_str().expect("utf-8");
+    // No clause list: a usage error, not a silent pass.
+    assert_eq!(patchspec(&["coverage", "--corpus", r]).code, 2);
+    std::fs::create_dir_all(c.path("docs")).expect("mkdir");
+    std::fs::write(
+        c.path("docs/spec-clauses.md"),
+        "# clauses\n- `websocket-tool-protocol#tool-result`: the answer\n- `websocket-tool-protocol#tool-call`: the call\n",
+    )
+    .expect("write");
+    let run = patchspec(&["coverage", "--corpus", r, "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(doc["gaps"], json!(["websocket-tool-protocol#tool-call"]));
+    assert_eq!(doc["clauses"][0]["cases"], json!(["cov/one"]));
+    let run = patchspec(&["coverage", "--corpus", r, "--gaps"]);
+    assert!(
+        run.stdout.contains("websocket-tool-protocol#tool-call"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("#tool-result"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("2 clauses, 1 pinned, 1 gaps"),
+        "{}",
+        run.stdout
+    );
+    // Pin the gap: exit 0.
+    std::fs::write(
+        c.path("docs/spec-clauses.md"),
+        "- `websocket-tool-protocol#tool-result`: the answer\n",
+    )
+    .expect("write");
+    assert_eq!(patchspec(&["coverage", "--corpus", r]).code, 0);
+}
