@@ -113,8 +113,10 @@ impl Fs for RealFs {
         match self.root.symlink_metadata(rel(path)) {
             Ok(meta) => Ok(Some(EntryKind::of(meta.file_type()))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            // ENOTDIR: a parent component is a file, so nothing exists here.
+            // ENOTDIR: a parent component is a file; ENAMETOOLONG: no entry
+            // can have this name. Either way nothing exists here.
             Err(e) if e.raw_os_error() == Some(libc_enotdir()) => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::InvalidFilename => Ok(None),
             Err(e) => Err(e),
         }
     }

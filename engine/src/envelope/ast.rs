@@ -117,6 +117,22 @@ impl<'a> Hunk<'a> {
         self.lines.iter().filter(|l| l.kind != LineKind::Add)
     }
 
+    /// The first line whose `\ No newline at end of file` marker is
+    /// misplaced: a marker may only follow the last line of the side(s) it
+    /// speaks for (the old side for `-`, the new side for `+`, both for ` `).
+    pub fn misplaced_no_newline_marker(&self) -> Option<&HunkLine<'a>> {
+        let last_old = self.lines.iter().rposition(|l| l.kind != LineKind::Add);
+        let last_new = self.lines.iter().rposition(|l| l.kind != LineKind::Remove);
+        self.lines.iter().enumerate().find_map(|(i, line)| {
+            let ok = match line.kind {
+                LineKind::Context => Some(i) == last_old && Some(i) == last_new,
+                LineKind::Remove => Some(i) == last_old,
+                LineKind::Add => Some(i) == last_new,
+            };
+            (line.no_newline && !ok).then_some(line)
+        })
+    }
+
     /// The lines the file will contain (context and additions), in order.
     pub fn new_lines(&self) -> impl Iterator<Item = &HunkLine<'a>> {
         self.lines.iter().filter(|l| l.kind != LineKind::Remove)

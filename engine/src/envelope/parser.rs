@@ -703,12 +703,22 @@ impl<'a> Parser<'a> {
                 Line::Directive(d) => return error(line, d.misplaced(text)),
             }
         }
-        Ok(Hunk {
+        let hunk = Hunk {
             span: Span { line: at },
             header,
             lines,
             end_of_file,
-        })
+        };
+        if let Some(marked) = hunk.misplaced_no_newline_marker() {
+            return error(
+                marked.span.line + 1,
+                format!(
+                    "'{NO_NEWLINE}' may only follow the last line of the side it speaks for \
+                     (the last '-' or ' ' line for the old side, the last '+' or ' ' line for the new)"
+                ),
+            );
+        }
+        Ok(hunk)
     }
 }
 
@@ -1091,7 +1101,6 @@ mod tests {
                 "-x",
                 "+y",
                 "\\ No newline at end of file",
-                " z",
                 "*** End Patch",
             ]),
             r#"
@@ -1104,8 +1113,36 @@ mod tests {
               11: @@ ""
                 12: del "x"
                 13: add "y" no newline
-                15: ctx "z"
             "#,
+        );
+        // A marker must follow the last line of its side: ` z` continues
+        // the new side after `+y`, so the marker on `+y` is misplaced.
+        check(
+            &env(&[
+                "*** Begin Patch",
+                "*** Update File: a",
+                "@@",
+                "-x",
+                "+y",
+                "\\ No newline at end of file",
+                " z",
+                "*** End Patch",
+            ]),
+            "line 6: '\\ No newline at end of file' may only follow the last line of the side it speaks for \
+             (the last '-' or ' ' line for the old side, the last '+' or ' ' line for the new)",
+        );
+        check(
+            &env(&[
+                "*** Begin Patch",
+                "*** Update File: a",
+                "@@",
+                "-a",
+                "\\ No newline at end of file",
+                "-b",
+                "*** End Patch",
+            ]),
+            "line 5: '\\ No newline at end of file' may only follow the last line of the side it speaks for \
+             (the last '-' or ' ' line for the old side, the last '+' or ' ' line for the new)",
         );
     }
 

@@ -403,10 +403,24 @@ mod tests {
             ),
             proptest::bool::weighted(0.3),
         )
-            .prop_map(|(header, lines, end_of_file)| OwnedHunk {
-                header,
-                lines,
-                end_of_file,
+            .prop_map(|(header, mut lines, end_of_file)| {
+                // Keep only markers the parser accepts: on the last line of
+                // the side(s) they speak for.
+                let last_old = lines.iter().rposition(|l| l.0 != LineKind::Add);
+                let last_new = lines.iter().rposition(|l| l.0 != LineKind::Remove);
+                for (i, line) in lines.iter_mut().enumerate() {
+                    let ok = match line.0 {
+                        LineKind::Context => Some(i) == last_old && Some(i) == last_new,
+                        LineKind::Remove => Some(i) == last_old,
+                        LineKind::Add => Some(i) == last_new,
+                    };
+                    line.2 &= ok;
+                }
+                OwnedHunk {
+                    header,
+                    lines,
+                    end_of_file,
+                }
             })
     }
 
