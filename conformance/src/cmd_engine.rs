@@ -101,6 +101,13 @@ pub fn apply(args: &ApplyArgs) -> i32 {
         }
         if let Some(e) = &applied.error {
             eprintln!("error[{}]: {}", e.kind.as_str(), e.message);
+            if let Some(text) = e
+                .details
+                .get("diagnosis")
+                .and_then(apply_patch::human_diagnosis)
+            {
+                eprint!("{text}");
+            }
             if !options.atomic && !applied.changed_files.is_empty() {
                 eprintln!(
                     "note: not atomic: the sections listed above were applied before the failure"

@@ -8,7 +8,8 @@
 //! - [`hash`], [`fs`], [`path_guard`], [`commit`]: one hash helper, one
 //!   filesystem seam, one path guard and one atomic writer, shared by every tool;
 //! - [`text`]: line views over file bytes (endings, BOM, final newline);
-//! - [`envelope`] (grammar), [`matching`] (zero-fuzz hunk location), and the
+//! - [`envelope`] (grammar), [`matching`] (zero-fuzz hunk location),
+//!   [`diagnose`] (why an edit did not apply; failure path only), and the
 //!   tools in [`tools`];
 //! - [`dispatch`]: tool name + JSON params → the tool's JSON result document,
 //!   the only wire boundary.
@@ -18,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod commit;
+pub mod diagnose;
 pub mod envelope;
 pub mod fs;
 pub mod hash;

@@ -60,7 +60,7 @@ pub enum HunkFailure {
     /// A `\ No newline at end of file` marker follows a line that is not the
     /// last of its side of the hunk.
     MisplacedNoNewlineMarker {
-        /// The envelope line of the marked hunk line.
+        /// The envelope line of the marker.
         envelope_line: usize,
     },
 }
@@ -99,6 +99,74 @@ pub fn apply_hunks(original: &[u8], hunks: &[Hunk<'_>]) -> Result<Vec<u8>, HunkE
     Ok(state.render())
 }
 
+/// A stretch of a post-state, for the failure-path diagnosis
+/// ([`crate::diagnose`]); see [`post_state`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment<'p> {
+    /// Original lines `start..end` (0-based, half-open), untouched.
+    Original {
+        /// First line.
+        start: usize,
+        /// One past the last line.
+        end: usize,
+    },
+    /// What hunk `hunk` wrote in place of original lines `start..end` (its
+    /// context and added lines; empty for a pure removal). The tail block of
+    /// pure additions at the end of the file has `start == end == line count`.
+    Written {
+        /// Index of the hunk in its section.
+        hunk: usize,
+        /// First original line the hunk consumed.
+        start: usize,
+        /// One past the last original line it consumed.
+        end: usize,
+        /// The lines it wrote, without endings.
+        lines: Vec<&'p [u8]>,
+    },
+}
+
+/// The file as left by `hunks`, as segments in file order; `None` when one
+/// of them does not apply. Failure path only: the diagnosis of hunk `k`
+/// re-runs hunks `0..k` (which applied) to see what the matcher saw. It
+/// costs what applying them costs; [`apply_hunks`] does not call it.
+pub fn post_state<'p>(original: &[u8], hunks: &[Hunk<'p>]) -> Option<Vec<Segment<'p>>> {
+    let lines = Lines::new(original);
+    let mut state = PostState::new(&lines, hunks);
+    for (index, hunk) in hunks.iter().enumerate() {
+        let shape = HunkShape::of(hunk).ok()?;
+        state.apply(index, hunk, &shape).ok()?;
+    }
+    let mut out = Vec::with_capacity(2 * state.blocks.len() + 1);
+    let mut at = 0usize;
+    let written = |b: &Block<'p>| Segment::Written {
+        hunk: b.hunk,
+        start: b.start,
+        end: b.end,
+        lines: b.new_lines.iter().map(|l| l.text).collect(),
+    };
+    for &b in state.by_start.values() {
+        let block = &state.blocks[b];
+        if block.start > at {
+            out.push(Segment::Original {
+                start: at,
+                end: block.start,
+            });
+        }
+        out.push(written(block));
+        at = block.end;
+    }
+    if at < lines.len() {
+        out.push(Segment::Original {
+            start: at,
+            end: lines.len(),
+        });
+    }
+    if let Some(t) = state.tail {
+        out.push(written(&state.blocks[t]));
+    }
+    Some(out)
+}
+
 /// What the `\ No newline at end of file` markers of a hunk say.
 struct HunkShape {
     /// The old side ends without a newline (anchors the hunk at the end).
@@ -109,26 +177,17 @@ struct HunkShape {
 
 impl HunkShape {
     fn of(hunk: &Hunk<'_>) -> Result<HunkShape, HunkFailure> {
-        let last_old = hunk.lines.iter().rposition(|l| l.kind != LineKind::Add);
-        let last_new = hunk.lines.iter().rposition(|l| l.kind != LineKind::Remove);
+        // The parser refuses misplaced markers; a hand-built hunk may still have one.
+        if let Some(marked) = hunk.misplaced_no_newline_marker() {
+            return Err(HunkFailure::MisplacedNoNewlineMarker {
+                envelope_line: marked.span.line + 1,
+            });
+        }
         let mut shape = HunkShape {
             old_no_newline: false,
             new_no_newline: false,
         };
-        for (i, line) in hunk.lines.iter().enumerate() {
-            if !line.no_newline {
-                continue;
-            }
-            let (old_ok, new_ok) = match line.kind {
-                LineKind::Context => (Some(i) == last_old, Some(i) == last_new),
-                LineKind::Remove => (Some(i) == last_old, true),
-                LineKind::Add => (true, Some(i) == last_new),
-            };
-            if !(old_ok && new_ok) {
-                return Err(HunkFailure::MisplacedNoNewlineMarker {
-                    envelope_line: line.span.line,
-                });
-            }
+        for line in hunk.lines.iter().filter(|l| l.no_newline) {
             shape.old_no_newline |= line.kind != LineKind::Add;
             shape.new_no_newline |= line.kind != LineKind::Remove;
         }
@@ -870,7 +929,7 @@ mod tests {
             "@@\n-a\n\\\n-b",
             fail(
                 0,
-                HunkFailure::MisplacedNoNewlineMarker { envelope_line: 2 },
+                HunkFailure::MisplacedNoNewlineMarker { envelope_line: 3 },
             ),
         );
     }

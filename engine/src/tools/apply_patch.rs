@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{json, Map, Value};
 
 use crate::commit::{commit, Change};
+use crate::diagnose::{self, Diagnosis, Row, RowStatus};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 use crate::fs::{parent_of, EntryKind, Fs, RealFs};
@@ -399,7 +400,7 @@ impl Planner<'_> {
                 no_newline_at_end,
             } => {
                 let p = self.guard(path, line).map_err(here)?;
-                self.stale_check(&p, None).map_err(here)?;
+                self.stale_check(&p, None, true).map_err(here)?;
                 self.must_be_absent(&p, path).map_err(here)?;
                 self.parent_must_exist(&p, path).map_err(here)?;
                 let bytes = add_content(lines, *no_newline_at_end);
@@ -457,13 +458,17 @@ impl Planner<'_> {
                         ));
                     }
                 }
-                let before = self.read_checked(&source, path).map_err(here)?;
+                let before = self
+                    .read_checked(&source, path)
+                    .map_err(|e| self.stale_diagnosis(e, &source, path, hunks))
+                    .map_err(here)?;
                 if let Some(dest) = &dest {
-                    self.stale_check(dest, None).map_err(here)?;
+                    self.stale_check(dest, None, true).map_err(here)?;
                 }
                 let mode = self.fs.mode(&source.target).ok();
-                let after =
-                    apply_hunks(&before, hunks).map_err(|e| here(hunk_error(path, hunks, e)))?;
+                let verified = self.expected.contains_key(&source.normalized);
+                let after = apply_hunks(&before, hunks)
+                    .map_err(|e| here(hunk_error(path, hunks, e, &before, verified)))?;
                 match (dest, move_to) {
                     (Some(dest), Some(to)) => {
                         self.must_be_absent(&dest, to).map_err(here)?;
@@ -519,6 +524,7 @@ impl Planner<'_> {
                         ),
                     )
                     .with("path", raw)
+                    .with("line", line)
                     .with("reason", "duplicate_path"));
                 }
             }
@@ -530,8 +536,15 @@ impl Planner<'_> {
 
     /// Check `expectedSha256ByPath` for `p`. `current` is the file's content
     /// when the caller already read it (so no file is read twice), `None`
-    /// when it is absent or was not read.
-    fn stale_check(&self, p: &GuardedPath, current: Option<&[u8]>) -> Result<(), PatchError> {
+    /// when it is absent or was not read. `creates` is set for an Add and a
+    /// move destination, where only `""` can hold (patch-envelope.md: "any
+    /// other value is treated as stale").
+    fn stale_check(
+        &self,
+        p: &GuardedPath,
+        current: Option<&[u8]>,
+        creates: bool,
+    ) -> Result<(), PatchError> {
         let Some((raw, expected)) = self.expected.get(&p.normalized) else {
             return Ok(());
         };
@@ -563,9 +576,31 @@ impl Planner<'_> {
             }
         };
         match bytes {
-            Some(b) if !expected.is_empty() && matches_sha256(expected, b) => Ok(()),
+            Some(b) if !creates && !expected.is_empty() && matches_sha256(expected, b) => Ok(()),
             Some(b) => Err(stale(sha256_hex(b).into())),
             None => Err(stale(Value::Null)),
+        }
+    }
+
+    /// A `stale_file` refusal of an Update carries the diagnosis of its
+    /// hunks against the file as it is now (failure path only; the file is
+    /// read again). Other errors pass through.
+    fn stale_diagnosis(
+        &self,
+        e: PatchError,
+        p: &GuardedPath,
+        raw: &str,
+        hunks: &[envelope::Hunk<'_>],
+    ) -> PatchError {
+        if e.kind != ErrorKind::StaleFile {
+            return e;
+        }
+        let Ok(Some(current)) = self.current(p, raw) else {
+            return e;
+        };
+        match diagnose::stale_file(&current, hunks) {
+            Some(d) => e.with("diagnosis", diagnosis_json(&d)),
+            None => e,
         }
     }
 
@@ -619,7 +654,7 @@ impl Planner<'_> {
     /// The file's bytes, after the stale check; `not_found` when absent.
     fn read_checked(&self, p: &GuardedPath, raw: &str) -> Result<Vec<u8>, PatchError> {
         let current = self.current(p, raw)?;
-        self.stale_check(p, current.as_deref())?;
+        self.stale_check(p, current.as_deref(), false)?;
         current.ok_or_else(|| {
             PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
                 .with("path", raw)
@@ -667,10 +702,200 @@ fn path_error(raw: &str, e: PathError) -> PatchError {
     err
 }
 
+/// The wire form of a [`Diagnosis`] (`details.diagnosis`, docs/diagnostics.md):
+/// optional members are absent, never null.
+pub(crate) fn diagnosis_json(d: &Diagnosis) -> Value {
+    let mut m = Map::new();
+    m.insert("cause".into(), d.cause().as_str().into());
+    m.insert(
+        "causes".into(),
+        d.causes
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    m.insert("hint".into(), d.hint.clone().into());
+    let mut put = |key: &str, v: Option<usize>| {
+        if let Some(v) = v {
+            m.insert(key.into(), v.into());
+        }
+    };
+    put("hunkIndex", d.hunk_index);
+    put("line", d.line);
+    put("endLine", d.end_line);
+    put("foundAtLine", d.found_at_line);
+    put("earlierHunk", d.earlier_hunk);
+    if d.line.is_some() && d.matches.is_empty() {
+        m.insert("matched".into(), d.matched.into());
+    }
+    if d.expected_lines > 0 {
+        m.insert("expectedLines".into(), d.expected_lines.into());
+    }
+    if !d.rows.is_empty() {
+        m.insert(
+            "compare".into(),
+            d.rows.iter().map(row_json).collect::<Vec<_>>().into(),
+        );
+    }
+    if d.omitted_rows > 0 {
+        m.insert("omittedRows".into(), d.omitted_rows.into());
+    }
+    if !d.other_candidates.is_empty() {
+        m.insert("otherCandidates".into(), d.other_candidates.clone().into());
+    }
+    if !d.matches.is_empty() {
+        let side = |s: &Option<(usize, String)>| match s {
+            Some((line, text)) => json!({"line": line, "text": text}),
+            None => Value::Null,
+        };
+        m.insert(
+            "matches".into(),
+            d.matches
+                .iter()
+                .map(|s| json!({"line": s.line, "above": side(&s.above), "below": side(&s.below)}))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+    }
+    if let Some(v) = d.hash_verified {
+        m.insert("hashVerified".into(), v.into());
+    }
+    if d.truncated {
+        m.insert("truncated".into(), true.into());
+    }
+    Value::Object(m)
+}
+
+/// A `details.diagnosis` object as indented text for people (the format is
+/// not stable; parse the JSON instead). `None` when `d` is not a diagnosis.
+pub fn human_diagnosis(d: &Value) -> Option<String> {
+    let cause = d.get("cause")?.as_str()?;
+    let mut out = String::new();
+    let also: Vec<&str> = d
+        .get("causes")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().skip(1).filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    out.push_str(&format!("  cause: {cause}"));
+    if !also.is_empty() {
+        out.push_str(&format!(" (also: {})", also.join(", ")));
+    }
+    out.push('\n');
+    let num = |k: &str| d.get(k).and_then(Value::as_u64);
+    if let Some(line) = num("line") {
+        out.push_str(&format!("  nearest: line {line}"));
+        if let Some(end) = num("endLine").filter(|&e| e > line) {
+            out.push_str(&format!("–{end}"));
+        }
+        if let (Some(m), Some(n)) = (num("matched"), num("expectedLines")) {
+            out.push_str(&format!(" ({m} of {n} expected lines found)"));
+        }
+        out.push('\n');
+    }
+    for row in d
+        .get("compare")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let status = row.get("status").and_then(Value::as_str).unwrap_or("");
+        let line = row
+            .get("line")
+            .and_then(Value::as_u64)
+            .map_or(String::new(), |l| l.to_string());
+        let text = |k: &str| row.get(k).and_then(Value::as_str);
+        match status {
+            "skipped" => out.push_str(&format!(
+                "    {line:>6}      … {} equal line(s)\n",
+                num_of(row, "count")
+            )),
+            "same" => out.push_str(&format!(
+                "    {line:>6}      | {}\n",
+                text("actual").unwrap_or("")
+            )),
+            _ => {
+                if let Some(e) = text("expected") {
+                    out.push_str(&format!("    {:>6} edit | {e}\n", ""));
+                }
+                if let Some(a) = text("actual") {
+                    out.push_str(&format!("    {line:>6} file | {a}\n"));
+                }
+                if let Some(n) = text("note") {
+                    out.push_str(&format!("    {:>6}      ^ {n}\n", ""));
+                }
+            }
+        }
+    }
+    for m in d
+        .get("matches")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!("  match at line {}", num_of(m, "line")));
+        for side in ["above", "below"] {
+            if let Some(s) = m.get(side).filter(|s| !s.is_null()) {
+                out.push_str(&format!(
+                    "; {side}: line {} {}",
+                    num_of(s, "line"),
+                    s.get("text").and_then(Value::as_str).unwrap_or("")
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    if let Some(h) = d.get("hint").and_then(Value::as_str) {
+        out.push_str(&format!("  hint: {h}\n"));
+    }
+    Some(out)
+}
+
+fn num_of(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn row_json(r: &Row) -> Value {
+    let mut m = Map::new();
+    m.insert("status".into(), r.status.as_str().into());
+    if let Some(l) = r.line {
+        m.insert("line".into(), l.into());
+    }
+    if r.status == RowStatus::Skipped {
+        m.insert("count".into(), r.count.into());
+        return Value::Object(m);
+    }
+    if let Some(e) = r.expected.as_ref().filter(|_| r.status != RowStatus::Same) {
+        m.insert("expected".into(), e.clone().into());
+    }
+    if let Some(a) = &r.actual {
+        m.insert("actual".into(), a.clone().into());
+    }
+    if !r.causes.is_empty() {
+        m.insert(
+            "causes".into(),
+            r.causes
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+    }
+    if let Some(n) = &r.note {
+        m.insert("note".into(), n.clone().into());
+    }
+    if let Some(h) = r.written_by {
+        m.insert("writtenByHunk".into(), h.into());
+    }
+    Value::Object(m)
+}
+
 fn hunk_error(
     path: &str,
     hunks: &[envelope::Hunk<'_>],
     e: crate::matching::HunkError,
+    original: &[u8],
+    hash_verified: bool,
 ) -> PatchError {
     let i = e.hunk_index;
     let at = hunks.get(i).map_or(0, |h| h.span.line);
@@ -685,11 +910,19 @@ fn hunk_error(
         .with("hunkLine", at)
     };
     match e.failure {
-        HunkFailure::ContextNotFound => base(
-            ErrorKind::PatchApplyError,
-            "context not found: its context and removed lines do not occur in the file".into(),
-            "context_not_found",
-        ),
+        HunkFailure::ContextNotFound => {
+            let d = diagnose::hunk_not_found(original, hunks, i, hash_verified);
+            let mut what =
+                "context not found: its context and removed lines do not occur in the file"
+                    .to_string();
+            what.push_str(&format!(" ({}", d.cause().as_str()));
+            if let Some(line) = d.line {
+                what.push_str(&format!(", nearest at line {line}"));
+            }
+            what.push(')');
+            base(ErrorKind::PatchApplyError, what, "context_not_found")
+                .with("diagnosis", diagnosis_json(&d))
+        }
         HunkFailure::MultipleMatches { lines } => base(
             ErrorKind::MultipleMatches,
             format!(
@@ -698,7 +931,11 @@ fn hunk_error(
             ),
             "multiple_matches",
         )
-        .with("matchLines", lines),
+        .with("matchLines", lines)
+        .with(
+            "diagnosis",
+            diagnosis_json(&diagnose::multiple_matches(original, hunks, i)),
+        ),
         HunkFailure::Overlapping { other_hunk, line } => base(
             ErrorKind::OverlappingEdits,
             format!("overlaps hunk {other_hunk} (which applied at line {line}); merge the two hunks"),

@@ -14,6 +14,7 @@
 //! line of the result ends with one.
 
 use super::batch::{LineChange, LineOp, OrderCheck, Placement};
+use crate::diagnose::{self, Diagnosis};
 use crate::text::{Lines, BOM};
 
 /// Why a file's changes could not be applied to its content.
@@ -31,7 +32,7 @@ pub enum ApplyError {
         line_count: usize,
     },
     /// A line of the file differs from `expectedOriginalLines`.
-    #[error("change {change_index}: line {line} is {actual:?}, expected {expected:?}")]
+    #[error("change {change_index}: line {line} is {actual:?}, expected {expected:?} ({})", diagnosis.cause().as_str())]
     LineMismatch {
         /// Index of the change in its file's `changes`.
         change_index: usize,
@@ -41,6 +42,9 @@ pub enum ApplyError {
         expected: String,
         /// The line's actual content (lossily decoded when not UTF-8).
         actual: String,
+        /// Why, and where the expected lines are (computed on this failure
+        /// path only; see [`crate::diagnose::line_mismatch`]).
+        diagnosis: Box<Diagnosis>,
     },
     /// The changes break a rule the validator enforces (only reachable when
     /// a caller builds [`LineChange`]s by hand).
@@ -207,6 +211,12 @@ pub fn apply_changes(original: &[u8], changes: &[LineChange]) -> Result<Vec<u8>,
                             line: (i + 1) as u64,
                             expected: want.clone(),
                             actual: String::from_utf8_lossy(have).into_owned(),
+                            diagnosis: Box::new(diagnose::line_mismatch(
+                                original,
+                                s,
+                                expected,
+                                change.op.new_lines(),
+                            )),
                         });
                     }
                 }
@@ -359,14 +369,23 @@ mod tests {
     #[test]
     fn expected_lines_compare_exactly() {
         let err = apply_changes(b"a\nb \nc\n", &[rep(1, 2, &["a", "b"], &["x"])]).unwrap_err();
+        let ApplyError::LineMismatch {
+            change_index,
+            line,
+            expected,
+            actual,
+            diagnosis,
+        } = err
+        else {
+            panic!("expected a line mismatch, got {err:?}");
+        };
         assert_eq!(
-            err,
-            ApplyError::LineMismatch {
-                change_index: 0,
-                line: 2,
-                expected: "b".into(),
-                actual: "b ".into()
-            }
+            (change_index, line, expected.as_str(), actual.as_str()),
+            (0, 2, "b", "b ")
+        );
+        assert_eq!(
+            diagnosis.cause(),
+            crate::diagnose::Cause::TrailingWhitespace
         );
         // CRLF endings are not content; a lone CR is.
         assert!(apply_changes(b"a\r\n", &[del(1, 1, &["a"])]).is_ok());

@@ -129,11 +129,16 @@ fn failure_json(
                     line,
                     expected,
                     actual,
+                    diagnosis,
                     ..
                 } => {
                     obj.insert("line".into(), json!(line));
                     obj.insert("expected".into(), json!(expected));
                     obj.insert("actual".into(), json!(actual));
+                    obj.insert(
+                        "diagnosis".into(),
+                        crate::tools::apply_patch::diagnosis_json(diagnosis),
+                    );
                 }
                 ApplyError::RangeOutOfBounds { line_count, .. } => {
                     obj.insert("lineCount".into(), json!(line_count));
