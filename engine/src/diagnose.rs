@@ -254,6 +254,15 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
+    /// Every diagnosis names a cause: when no class fits (input no parser
+    /// produces, such as a line holding a line break), it is `content_differs`.
+    fn total(mut self) -> Diagnosis {
+        if self.causes.is_empty() {
+            self.causes.push(Cause::ContentDiffers);
+        }
+        self
+    }
+
     fn new(causes: Vec<Cause>, hint: String) -> Diagnosis {
         Diagnosis {
             causes,
@@ -1845,7 +1854,7 @@ pub fn hunk_not_found(
     index: usize,
     hash_verified: bool,
 ) -> Diagnosis {
-    let mut d = diagnose_hunk(original, hunks, index);
+    let mut d = diagnose_hunk(original, hunks, index).total();
     if hash_verified {
         d.hash_verified = Some(true);
         if d.cause() == Cause::ContentDiffers {
@@ -2062,6 +2071,10 @@ fn hint_for(d: &Diagnosis, w: &Walk) -> String {
 /// Diagnose hunk `index`, whose old lines occur more than once: every match
 /// (up to [`MAX_MATCHES`]) and the nearest lines that tell it apart.
 pub fn multiple_matches(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis {
+    multiple_matches_inner(original, hunks, index).total()
+}
+
+fn multiple_matches_inner(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis {
     let Some(hunk) = hunks.get(index) else {
         return Diagnosis::new(vec![Cause::AmbiguousContext], "no such hunk".into());
     };
@@ -2162,6 +2175,10 @@ pub fn multiple_matches(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Di
 /// longer applies to the current file shows (`hunk_index`); `None` when
 /// there are no hunks.
 pub fn stale_file(current: &[u8], hunks: &[Hunk<'_>]) -> Option<Diagnosis> {
+    stale_file_inner(current, hunks).map(Diagnosis::total)
+}
+
+fn stale_file_inner(current: &[u8], hunks: &[Hunk<'_>]) -> Option<Diagnosis> {
     if hunks.is_empty() {
         return None;
     }
@@ -2196,6 +2213,15 @@ pub fn stale_file(current: &[u8], hunks: &[Hunk<'_>]) -> Option<Diagnosis> {
 /// `start_line..` (1-based) of `original`. `new_lines` are the change's
 /// replacement lines (empty for a delete), used to recognise a replay.
 pub fn line_mismatch(
+    original: &[u8],
+    start_line: usize,
+    expected: &[String],
+    new_lines: &[String],
+) -> Diagnosis {
+    line_mismatch_inner(original, start_line, expected, new_lines).total()
+}
+
+fn line_mismatch_inner(
     original: &[u8],
     start_line: usize,
     expected: &[String],

@@ -421,6 +421,11 @@ impl<'f, 'p> PostState<'f, 'p> {
             Pos::New(b, _) => Some(b),
             Pos::Orig(_) => None,
         };
+        // The anchor was found by hash: compare its bytes too, or a hash
+        // collision would pass for a match.
+        if self.text(at) != old[anchor] {
+            return None;
+        }
         let mut first = at;
         for want in old[..anchor].iter().rev() {
             let (p, crossed) = self.prev(first);
@@ -773,6 +778,18 @@ mod tests {
             hunk_index,
             failure,
         })
+    }
+
+    /// Found by fuzzing (fuzz/regressions/envelope_apply/b2-…): `""` and
+    /// `" "` have the same line hash; the anchor line must still be compared.
+    #[test]
+    fn a_hash_collision_is_not_a_match() {
+        assert_eq!(line_hash(b""), line_hash(b" "));
+        check(
+            "x\n \nz\n",
+            "@@\n-\n+y",
+            fail(0, HunkFailure::ContextNotFound),
+        );
     }
 
     #[test]

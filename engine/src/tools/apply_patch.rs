@@ -255,9 +255,28 @@ fn malformed_sha(path: &str) -> PatchError {
     .with("reason", "malformed_sha256")
 }
 
+/// Every `expectedSha256ByPath` value must be `""` or 64 hex digits.
+fn check_expected(options: &ApplyOptions) -> Result<(), PatchError> {
+    match options
+        .expected_sha256
+        .iter()
+        .find(|(_, sha)| !sha.is_empty() && !is_sha256_hex(sha))
+    {
+        Some((path, _)) => Err(malformed_sha(path)),
+        None => Ok(()),
+    }
+}
+
 /// [`apply`] for an envelope given as bytes: invalid UTF-8 is a
 /// `patch_parse_error` at the line where it occurs.
 pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied {
+    // The same order as `apply`: a malformed hash is named before the envelope.
+    if let Err(e) = check_expected(options) {
+        return Applied {
+            changed_files: Vec::new(),
+            error: Some(e),
+        };
+    }
     match std::str::from_utf8(patch) {
         Ok(text) => apply(fs, text, options),
         Err(_) => {
@@ -284,10 +303,8 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
         changed_files: Vec::new(),
         error: Some(error),
     };
-    for (path, sha) in &options.expected_sha256 {
-        if !sha.is_empty() && !is_sha256_hex(sha) {
-            return fail(malformed_sha(path));
-        }
+    if let Err(e) = check_expected(options) {
+        return fail(e);
     }
     let patch = match envelope::parse(patch_text) {
         Ok(p) => p,
