@@ -116,7 +116,7 @@ impl Fs for RealFs {
             // ENOTDIR: a parent component is a file; ENAMETOOLONG: no entry
             // can have this name. Either way nothing exists here.
             Err(e) if e.raw_os_error() == Some(libc_enotdir()) => Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::InvalidFilename => Ok(None),
+            Err(e) if e.raw_os_error() == Some(ENAMETOOLONG) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -177,6 +177,10 @@ impl Fs for RealFs {
         self.root.open(rel(path))?.sync_all()
     }
 }
+
+/// ENAMETOOLONG on Linux (the BSDs and macOS use 63; there a too-long name
+/// surfaces as an I/O error instead, which is only less precise).
+const ENAMETOOLONG: i32 = 36;
 
 fn libc_enotdir() -> i32 {
     // ENOTDIR is 20 on every Unix this engine targets (Linux, macOS, BSDs).

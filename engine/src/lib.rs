@@ -20,6 +20,7 @@
 
 pub mod commit;
 pub mod diagnose;
+pub mod dispatch;
 pub mod envelope;
 pub mod fs;
 pub mod hash;
@@ -27,4 +28,3 @@ pub mod matching;
 pub mod path_guard;
 pub mod text;
 pub mod tools;
-pub mod dispatch;
