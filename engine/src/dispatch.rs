@@ -44,6 +44,10 @@ pub const SUPPORTED_TOOLS: &[&str] = &[
     "workspace_write_patch",
     "workspace_create_file",
     "workspace.read_file",
+    "read_file",
+    "grep_file",
+    "apply_change",
+    "call_chain",
 ];
 
 /// Run one tool call against its workspace.
@@ -53,6 +57,10 @@ pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
         "workspace_write_patch" => crate::tools::write_patch::run(call),
         "workspace_create_file" => crate::tools::create_file::run(call),
         "workspace.read_file" => crate::tools::read_file::run(call),
+        "read_file" => crate::tools::ide_read_file::run(call),
+        "grep_file" => crate::tools::grep_file::run(call),
+        "apply_change" => crate::tools::apply_change::run(call),
+        "call_chain" => crate::tools::call_chain::run(call),
         other => unknown_tool(other),
     }
 }

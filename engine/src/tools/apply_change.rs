@@ -1,0 +1,426 @@
+//! `apply_change` (websocket-tool-protocol.md): one SEARCH/REPLACE edit of
+//! one file, or the creation of a file.
+//!
+//! Modify (C-ide-change-match): `searchContent` must occur exactly once in the
+//! file, as a substring, byte for byte except for line endings: the file's
+//! CRLF endings and the search's compare as LF, a leading BOM is not part of
+//! the text. Every start position counts, so overlapping occurrences (`aa` in
+//! `aaa`) are two. Zero occurrences is `no_match` (with the lines where the
+//! search's first line appears, whitespace aside, as a hint); several is
+//! `multiple_matches` (with the count and the line of each). Line endings in
+//! `replaceContent` are written as the file's own (C-ide-change-endings).
+//!
+//! Create (C-ide-change-create): an absent, `null` or empty `searchContent`
+//! means "create this file with `replaceContent`", exactly as given; the file
+//! must not exist (`already_exists`) and its directory must
+//! (`not_found`, reason `missing_parent`): this tool never creates
+//! directories.
+//!
+//! No formatting (C-ide-change-format): the spec's "auto-format" belongs to
+//! an IDE; the reference writes exactly the replacement. One write, through
+//! [`crate::commit::commit`], keeping the file's permission bits; an edit that
+//! changes nothing is reported (`changed: false`) and not written.
+
+use memchr::memmem;
+use serde_json::{Map, Value};
+
+use crate::commit::{commit, Change};
+use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::fs::{parent_of, EntryKind, Fs};
+use crate::hash::sha256_hex;
+use crate::path_guard::{resolve, GuardOptions};
+use crate::text::{Lines, Newline, BOM};
+use crate::tools::ide::{io_error, open_workspace, outcome, path_error, IdeError, Params};
+use crate::tools::ide_read_file::not_found;
+
+/// At most this many line numbers are listed in a `multiple_matches` or
+/// `no_match` error.
+pub const MAX_LINES_REPORTED: usize = 20;
+
+/// Checked params.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeArgs {
+    /// `relativePath`, as given.
+    pub path: String,
+    /// `searchContent`; `None` when absent, `null` or empty (create).
+    pub search: Option<String>,
+    /// `replaceContent`.
+    pub replace: String,
+    /// `description`, echoed.
+    pub description: Option<String>,
+}
+
+/// Check the params (C-ide-params), before any I/O.
+pub fn parse(params: &Value) -> Result<ChangeArgs, IdeError> {
+    let p = Params::of(params)?;
+    let path = p.req_str("relativePath", false)?.to_string();
+    let search = p
+        .opt_str("searchContent")?
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let replace = p.req_str("replaceContent", true)?.to_string();
+    let description = p.opt_str("description")?.map(str::to_string);
+    Ok(ChangeArgs {
+        path,
+        search,
+        replace,
+        description,
+    })
+}
+
+/// A file's text with CRLF folded to LF, and the way back to byte offsets.
+struct LfView {
+    text: Vec<u8>,
+    /// Positions (in `text`) of the `\n`s that were `\r\n`.
+    crlf: Vec<usize>,
+    /// Length of the BOM in front of the original (0 or 3).
+    body: usize,
+}
+
+impl LfView {
+    fn new(bytes: &[u8]) -> LfView {
+        let body = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
+        let src = &bytes[body..];
+        let mut text = Vec::with_capacity(src.len());
+        let mut crlf = Vec::new();
+        let mut i = 0;
+        while i < src.len() {
+            if src[i] == b'\r' && src.get(i + 1) == Some(&b'\n') {
+                crlf.push(text.len());
+                text.push(b'\n');
+                i += 2;
+            } else {
+                text.push(src[i]);
+                i += 1;
+            }
+        }
+        LfView { text, crlf, body }
+    }
+
+    /// The original byte offset of view offset `v` (a `\r\n` whose `\n` is at
+    /// `v` maps to its `\r`).
+    fn orig(&self, v: usize) -> usize {
+        self.body + v + self.crlf.partition_point(|&p| p < v)
+    }
+
+    /// 1-based line of view offset `v`.
+    fn line_of(&self, v: usize) -> usize {
+        1 + memchr::memchr_iter(b'\n', &self.text[..v]).count()
+    }
+}
+
+/// Every start position of `needle` in `hay`, overlapping ones included.
+fn occurrences(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    let finder = memmem::Finder::new(needle);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = finder.find(&hay[from..]) {
+        out.push(from + i);
+        from += i + 1;
+        if from > hay.len() {
+            break;
+        }
+    }
+    out
+}
+
+fn to_lf(s: &str) -> Vec<u8> {
+    s.replace("\r\n", "\n").into_bytes()
+}
+
+/// The lines whose content, trimmed, equals the search's first non-blank
+/// line, trimmed: a hint for a `no_match`.
+fn candidate_lines(bytes: &[u8], search: &[u8]) -> Vec<usize> {
+    let Some(first) = search
+        .split(|&b| b == b'\n')
+        .map(|l| l.trim_ascii())
+        .find(|l| !l.is_empty())
+    else {
+        return Vec::new();
+    };
+    let lines = Lines::new(bytes);
+    (0..lines.len())
+        .filter(|&i| lines.content(i).trim_ascii() == first)
+        .map(|i| i + 1)
+        .take(MAX_LINES_REPORTED)
+        .collect()
+}
+
+fn list(lines: &[usize]) -> String {
+    lines
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Where and what to write for a modify of `bytes`.
+fn plan_modify(
+    path: &str,
+    bytes: &[u8],
+    search: &str,
+    replace: &str,
+) -> Result<(Vec<u8>, usize), IdeError> {
+    let view = LfView::new(bytes);
+    let needle = to_lf(search);
+    let found = occurrences(&view.text, &needle);
+    match found.len() {
+        1 => {}
+        0 => {
+            let hint = candidate_lines(bytes, &needle);
+            let mut message = format!("searchContent was not found in {path}");
+            if !hint.is_empty() {
+                message.push_str(&format!(
+                    "; its first line appears (ignoring surrounding whitespace) at line{} {}",
+                    if hint.len() == 1 { "" } else { "s" },
+                    list(&hint)
+                ));
+            }
+            return Err(IdeError::new("no_match", message)
+                .with("path", path)
+                .with("occurrences", 0)
+                .with("candidateLines", hint));
+        }
+        n => {
+            let lines: Vec<usize> = found
+                .iter()
+                .take(MAX_LINES_REPORTED)
+                .map(|&v| view.line_of(v))
+                .collect();
+            return Err(IdeError::new(
+                "multiple_matches",
+                format!(
+                    "searchContent occurs {n} times in {path} (at lines {}); include more surrounding lines so that it occurs once",
+                    list(&lines)
+                ),
+            )
+            .with("path", path)
+            .with("occurrences", n)
+            .with("lines", lines));
+        }
+    }
+    let start = found[0];
+    let (from, to) = (view.orig(start), view.orig(start + needle.len()));
+    let mut replacement = to_lf(replace);
+    if Lines::new(bytes).newline() == Newline::CrLf {
+        replacement = replacement
+            .split(|&b| b == b'\n')
+            .collect::<Vec<_>>()
+            .join(&b"\r\n"[..]);
+    }
+    let mut out = Vec::with_capacity(bytes.len() + replacement.len());
+    out.extend_from_slice(&bytes[..from]);
+    out.extend_from_slice(&replacement);
+    out.extend_from_slice(&bytes[to..]);
+    Ok((out, view.line_of(start)))
+}
+
+/// Apply `args` to the workspace of `fs`.
+pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeError> {
+    let raw = args.path.as_str();
+    let g = resolve(fs, raw, GuardOptions::default())
+        .map_err(|e| path_error("relativePath", raw, &e))?;
+    let path = g.normalized.as_str();
+    let kind = fs.kind(&g.target).map_err(|e| io_error(path, &e))?;
+    let not_a_file = || {
+        IdeError::new("not_a_file", format!("{path} is a directory, not a file")).with("path", path)
+    };
+    let (operation, bytes, line, change) = match (&args.search, kind) {
+        (None, Some(EntryKind::File)) => {
+            return Err(IdeError::new(
+                "already_exists",
+                format!("{path} already exists; give searchContent to modify it"),
+            )
+            .with("path", path))
+        }
+        (None, None) => {
+            let parent = parent_of(&g.target);
+            if fs.kind(parent).map_err(|e| io_error(path, &e))? != Some(EntryKind::Dir) {
+                return Err(IdeError::new(
+                    "not_found",
+                    format!("the directory of {path} does not exist; apply_change does not create directories"),
+                )
+                .with("path", path)
+                .with("reason", "missing_parent"));
+            }
+            let bytes = args.replace.clone().into_bytes();
+            let change = Change::Write {
+                path: g.target.clone(),
+                bytes: bytes.clone(),
+                before: None,
+                mode: None,
+            };
+            ("create", bytes, 1, Some(change))
+        }
+        (Some(_), None) => {
+            return Err(IdeError::new(
+                "not_found",
+                format!("file not found: {path} (to create it, leave searchContent empty)"),
+            )
+            .with("path", path))
+        }
+        (_, Some(EntryKind::Dir | EntryKind::Other | EntryKind::Symlink)) => {
+            return Err(not_a_file())
+        }
+        (Some(search), Some(EntryKind::File)) => {
+            let old = match fs.read(&g.target) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(path)),
+                Err(e) => return Err(io_error(path, &e)),
+            };
+            let (new, line) = plan_modify(path, &old, search, &args.replace)?;
+            let change = if new == old {
+                None
+            } else {
+                let mode = fs.mode(&g.target).map_err(|e| io_error(path, &e))?;
+                Some(Change::Write {
+                    path: g.target.clone(),
+                    bytes: new.clone(),
+                    before: Some(old),
+                    mode: Some(mode),
+                })
+            };
+            ("modify", new, line, change)
+        }
+    };
+    let changed = change.is_some();
+    if let Some(change) = change {
+        commit(fs, &[change]).map_err(|e| {
+            IdeError::new("io_error", format!("writing {path} failed: {e}"))
+                .with("path", path)
+                .with("step", e.step)
+                .with("rolledBack", e.rollback())
+        })?;
+    }
+    let mut doc = Map::new();
+    doc.insert("path".into(), path.into());
+    doc.insert("operation".into(), operation.into());
+    doc.insert("changed".into(), changed.into());
+    doc.insert("line".into(), line.into());
+    doc.insert("sha256".into(), sha256_hex(&bytes).into());
+    if let Some(d) = &args.description {
+        doc.insert("description".into(), d.as_str().into());
+    }
+    Ok(doc)
+}
+
+/// Run one `apply_change` call.
+pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    outcome(|| {
+        let args = parse(call.params)?;
+        let fs = open_workspace(call.workspace_root)?;
+        apply(&fs, &args)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::{FaultFs, FsOp, RealFs};
+    use serde_json::json;
+
+    fn modify(bytes: &[u8], search: &str, replace: &str) -> Result<Vec<u8>, IdeError> {
+        plan_modify("f", bytes, search, replace).map(|(b, _)| b)
+    }
+
+    #[test]
+    fn table() {
+        let ok: &[(&[u8], &str, &str, &[u8])] = &[
+            (b"a\nb\nc\n", "b\n", "B\n", b"a\nB\nc\n"),
+            (b"a\nb\nc\n", "b", "", b"a\n\nc\n"),
+            // CRLF file, LF search, LF replacement: endings stay CRLF.
+            (
+                b"a\r\nb\r\nc\r\n",
+                "a\nb\n",
+                "x\ny\nz\n",
+                b"x\r\ny\r\nz\r\nc\r\n",
+            ),
+            // CRLF search on an LF file; replacement written in LF.
+            (b"a\nb\n", "a\r\nb", "1\r\n2", b"1\n2\n"),
+            // A match ending before a CRLF keeps it.
+            (b"ab\r\n", "b", "c", b"ac\r\n"),
+            // The BOM stays in front and is not matched.
+            (b"\xEF\xBB\xBFx\n", "x", "y", b"\xEF\xBB\xBFy\n"),
+            // Not UTF-8 around the match: bytes kept.
+            (b"\xff\nkey\n", "key", "k", b"\xff\nk\n"),
+            // Mixed endings: the first terminated line decides (LF here).
+            (b"a\nb\r\n", "b", "c\nd", b"a\nc\nd\r\n"),
+            // Whitespace is exact.
+            (b"  x = 1;\n", "  x = 1;", "x=1;", b"x=1;\n"),
+        ];
+        for (file, s, r, want) in ok {
+            assert_eq!(modify(file, s, r).unwrap(), *want, "{s:?}");
+        }
+        let e = modify(b"aaa", "aa", "b").unwrap_err();
+        assert_eq!(e.kind, "multiple_matches");
+        assert_eq!(e.details["occurrences"], 2);
+        assert_eq!(e.details["lines"], json!([1, 1]));
+        let e = modify(b"x\ny\nx\n", "x\n", "z").unwrap_err();
+        assert_eq!(e.details["lines"], json!([1, 3]));
+        let e = modify(b"  foo();\nbar\n  foo();\n", "foo();\nbaz", "z").unwrap_err();
+        assert_eq!(e.kind, "no_match");
+        assert_eq!(e.details["candidateLines"], json!([1, 3]));
+        let e = modify(b"x = 1;\n", "x  = 1;", "z").unwrap_err();
+        assert_eq!(e.details["occurrences"], 0);
+    }
+
+    #[test]
+    fn params() {
+        let e = parse(&json!({"searchContent": "a", "replaceContent": "b"})).unwrap_err();
+        assert_eq!(e.details["field"], "relativePath");
+        let e = parse(&json!({"relativePath": "a", "searchContent": "a"})).unwrap_err();
+        assert_eq!(e.details["field"], "replaceContent");
+        let e = parse(&json!({"relativePath": "a", "replaceContent": 1})).unwrap_err();
+        assert_eq!(e.details["reason"], "wrong_type");
+        let a = parse(&json!({"relativePath": "a", "searchContent": "", "replaceContent": ""}))
+            .unwrap();
+        assert_eq!(a.search, None);
+    }
+
+    #[test]
+    fn a_failed_commit_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+        let real = RealFs::open(dir.path()).unwrap();
+        let args = parse(
+            &json!({"relativePath": "a.txt", "searchContent": "old", "replaceContent": "new"}),
+        )
+        .unwrap();
+        for step in 0..3 {
+            let fs = FaultFs::new(&real, FsOp::is_mutation, Some(step));
+            let r = apply(&fs, &args);
+            if step < fs.count() {
+                assert_eq!(r.unwrap_err().kind, "io_error");
+                assert_eq!(
+                    std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+                    "old\n"
+                );
+            }
+        }
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn keeps_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.sh");
+        std::fs::write(&p, "echo a\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let fs = RealFs::open(dir.path()).unwrap();
+        let args =
+            parse(&json!({"relativePath": "run.sh", "searchContent": "a", "replaceContent": "b"}))
+                .unwrap();
+        let doc = apply(&fs, &args).unwrap();
+        assert_eq!(doc["changed"], true);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "echo b\n");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+    }
+}

@@ -1,0 +1,1517 @@
+//! `call_chain` (websocket-tool-protocol.md): who calls a Java method, and
+//! what it calls, to a given depth, over the workspace's `.java` files.
+//!
+//! The main type is [`Index`]: every `.java` file the workspace walk lists
+//! ([`crate::tools::ide::walk_files`], so build output and ignored files are
+//! left out) parsed with tree-sitter-java, giving type declarations, method
+//! and constructor declarations, and call sites (`m()`, `x.m()`, `new T()`,
+//! `this(...)`, `super(...)`) with the method or initializer they sit in.
+//!
+//! Resolution is by name, not by the Java type system (C-ide-chain-resolution):
+//! a call's receiver is typed only from what is written where it is used (a
+//! local variable, parameter or field declared with a type, `this`, `super`,
+//! a class name, `new T()`); such a call links to the methods of that name and
+//! argument count in that type, its supertypes and its subtypes (virtual
+//! dispatch), supertypes known by the simple names in `extends`/`implements`.
+//! A call whose receiver has no declared type (a method result, `var`, a
+//! chain) links to every method of that name and argument count
+//! (`"resolution": "name"`). Overloads are told apart by argument count only;
+//! no imports, generics or inference. A call that links to no workspace
+//! method is listed as `external` among callees.
+//!
+//! The target (`ClassName.methodName`): the class part is a type's simple
+//! name or a dotted suffix of its qualified name (`pkg.Outer.Inner`); every
+//! overload of the method in that one type is the target. No such type or
+//! method is `method_not_found`; the method in several types is
+//! `ambiguous_method`, with the candidates (C-ide-chain-target).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::{json, Map, Value};
+use tree_sitter::{Node, Parser};
+
+use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::fs::Fs;
+use crate::tools::ide::{open_workspace, outcome, walk_files, IdeError, Params};
+
+/// The largest `depth` accepted.
+pub const MAX_DEPTH: u64 = 10;
+
+/// At most this many nodes in each of the callers and callees trees; past
+/// it the tree is cut (`truncated`), breadth first (C-ide-chain-depth).
+pub const MAX_NODES: usize = 1000;
+
+/// Which way to follow calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Who calls the method.
+    Callers,
+    /// What the method calls.
+    Callees,
+    /// Both.
+    Both,
+}
+
+/// Checked params.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainArgs {
+    /// `method` as given.
+    pub method: String,
+    /// The class part (`a.b.Foo` in `a.b.Foo.bar`).
+    pub class: String,
+    /// The method name.
+    pub name: String,
+    /// `direction` (default both).
+    pub direction: Direction,
+    /// `depth` (default 1, at most [`MAX_DEPTH`]).
+    pub depth: u64,
+    /// `includeSource` (default false).
+    pub include_source: bool,
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// Check the params (C-ide-params), before any I/O.
+pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
+    let p = Params::of(params)?;
+    let method = p.req_str("method", false)?;
+    let bad_method = || {
+        IdeError::invalid(
+            "method",
+            "invalid_value",
+            format!("'method' must be ClassName.methodName (e.g. OrderService.placeOrder), got {method:?}"),
+        )
+    };
+    let (class, name) = method.rsplit_once('.').ok_or_else(bad_method)?;
+    if !is_ident(name) || class.split('.').any(|c| !is_ident(c)) {
+        return Err(bad_method());
+    }
+    let direction = match p.opt_str("direction")? {
+        None | Some("both") => Direction::Both,
+        Some("callers") => Direction::Callers,
+        Some("callees") => Direction::Callees,
+        Some(other) => {
+            return Err(IdeError::invalid(
+                "direction",
+                "invalid_value",
+                format!("'direction' must be \"callers\", \"callees\" or \"both\", got {other:?}"),
+            ))
+        }
+    };
+    let depth = p.int("depth", 1, MAX_DEPTH)?.unwrap_or(1);
+    let include_source = p.bool_or("includeSource", false)?;
+    Ok(ChainArgs {
+        method: method.to_string(),
+        class: class.to_string(),
+        name: name.to_string(),
+        direction,
+        depth,
+        include_source,
+    })
+}
+
+/// A class, interface, enum, record or annotation type.
+#[derive(Clone, Debug)]
+pub struct TypeDecl {
+    /// Simple name.
+    pub simple: String,
+    /// Package, enclosing types and name, dot-separated.
+    pub qualified: String,
+    /// Index into [`Index::files`].
+    pub file: usize,
+    /// 1-based line of the declaration.
+    pub line: usize,
+    /// Simple names in `extends` / `implements`.
+    pub supers: Vec<String>,
+    /// The enclosing type, for a nested or local type.
+    pub outer: Option<usize>,
+    /// Field name → simple name of its declared type.
+    pub fields: HashMap<String, String>,
+}
+
+/// A method or constructor declaration.
+#[derive(Clone, Debug)]
+pub struct MethodDecl {
+    /// Index into [`Index::types`].
+    pub ty: usize,
+    /// The method's name (a constructor's is its type's).
+    pub name: String,
+    /// True for a constructor.
+    pub ctor: bool,
+    /// Declared parameters.
+    pub params: usize,
+    /// The last parameter is `T...`.
+    pub varargs: bool,
+    /// Index into [`Index::files`].
+    pub file: usize,
+    /// 1-based first and last line.
+    pub lines: (usize, usize),
+    /// Byte range in the file.
+    pub range: (usize, usize),
+    /// `name(Type a, Type b)`, whitespace collapsed.
+    pub signature: String,
+}
+
+/// Where a call site sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Caller {
+    /// In a method or constructor (index into [`Index::methods`]).
+    Method(usize),
+    /// In a field initializer or an initializer block of a type.
+    Init {
+        /// Index into [`Index::types`].
+        ty: usize,
+        /// `static` (`<clinit>`) or not (`<init>`).
+        is_static: bool,
+    },
+}
+
+/// What a call's receiver is, as far as the source says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Recv {
+    /// `m()` or `this.m()`.
+    Implicit,
+    /// `super.m()`.
+    Super,
+    /// A receiver whose declared type is this simple name.
+    Typed(String),
+    /// An identifier not declared in the method: a field or a class name.
+    Ident(String),
+    /// `this.f.m()`.
+    ThisField(String),
+    /// Anything else.
+    Unknown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CallKind {
+    Method,
+    New,
+    This,
+    Super,
+}
+
+/// One call site.
+#[derive(Clone, Debug)]
+pub struct CallSite {
+    /// Index into [`Index::files`].
+    pub file: usize,
+    /// 1-based line.
+    pub line: usize,
+    /// The method or initializer it sits in.
+    pub caller: Caller,
+    name: String,
+    kind: CallKind,
+    args: usize,
+    recv: Recv,
+    /// How the call reads (`repo.save`, `new Order`), for external callees.
+    display: String,
+    ty: usize,
+}
+
+/// How a call site was linked to declarations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// Through the receiver's declared type (or the enclosing type).
+    Typed(Vec<usize>),
+    /// By name and argument count only (receiver type unknown): to every
+    /// method of that name that takes that many arguments (computed when
+    /// needed, as such a link can reach thousands of declarations).
+    ByName,
+    /// To no workspace declaration.
+    External,
+}
+
+impl Link {
+    fn label(&self) -> &'static str {
+        match self {
+            Link::Typed(_) => "type",
+            Link::ByName => "name",
+            Link::External => "external",
+        }
+    }
+}
+
+/// One node-to-be of a callers or callees list.
+enum Entry<'a> {
+    /// A caller and its call sites.
+    Caller(Caller, Vec<usize>),
+    /// A resolved callee and the call sites that reach it.
+    Callee(usize, Vec<usize>),
+    /// An external callee, by how it reads, and its call sites.
+    External(&'a str, Vec<usize>),
+}
+
+/// The parsed Java sources of a workspace.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Workspace-relative paths of the `.java` files, in walk order.
+    pub files: Vec<String>,
+    sources: Vec<Vec<u8>>,
+    /// Files whose parse had syntax errors (indexed as far as it recovered).
+    pub syntax_errors: Vec<String>,
+    /// Every type declaration.
+    pub types: Vec<TypeDecl>,
+    /// Every method and constructor declaration.
+    pub methods: Vec<MethodDecl>,
+    /// Every call site.
+    pub calls: Vec<CallSite>,
+    /// One link per call site.
+    pub links: Vec<Link>,
+    by_simple: HashMap<String, Vec<usize>>,
+    /// Simple name → the types that name it in `extends`/`implements`.
+    subs: HashMap<String, Vec<usize>>,
+    /// Method name → its (non-constructor) declarations.
+    by_name: HashMap<String, Vec<usize>>,
+    /// Type → its constructors.
+    ctors: HashMap<usize, Vec<usize>>,
+    /// Type → its (non-constructor) methods.
+    members: HashMap<usize, Vec<usize>>,
+    /// Call sites whose typed link reaches a declaration (reverse of `links`).
+    callers_of: HashMap<usize, Vec<usize>>,
+    /// Call sites linked by name, by the method name they call.
+    name_sites: HashMap<String, Vec<usize>>,
+    /// Call sites inside a method.
+    calls_in: HashMap<usize, Vec<usize>>,
+}
+
+#[derive(Clone, Copy)]
+struct Ctx {
+    ty: Option<usize>,
+    caller: Option<Caller>,
+    locals: Option<usize>,
+    anon: bool,
+}
+
+fn text(node: Node<'_>, src: &[u8]) -> String {
+    String::from_utf8_lossy(&src[node.start_byte()..node.end_byte()]).into_owned()
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn line(node: Node<'_>) -> usize {
+    node.start_position().row + 1
+}
+
+fn named(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut c = node.walk();
+    node.named_children(&mut c)
+        .filter(|n| !n.is_extra())
+        .collect()
+}
+
+/// The simple name of a type node (`List<Foo>` → `List`, `a.b.Foo` → `Foo`);
+/// `None` for primitives, arrays and `var`.
+fn simple_type(node: Node<'_>, src: &[u8]) -> Option<String> {
+    match node.kind() {
+        "type_identifier" => {
+            let t = text(node, src);
+            (t != "var").then_some(t)
+        }
+        "generic_type" => named(node).first().and_then(|n| simple_type(*n, src)),
+        "scoped_type_identifier" => named(node)
+            .iter()
+            .rev()
+            .find(|n| n.kind() == "type_identifier")
+            .map(|n| text(*n, src)),
+        "annotated_type" => named(node).last().and_then(|n| simple_type(*n, src)),
+        _ => None,
+    }
+}
+
+/// Simple names of the types in a `superclass` / `super_interfaces` /
+/// `extends_interfaces` node.
+fn type_names_in(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if let Some(t) = simple_type(n, src) {
+            out.push(t);
+        } else if matches!(
+            n.kind(),
+            "superclass" | "super_interfaces" | "extends_interfaces" | "type_list"
+        ) {
+            stack.extend(named(n).into_iter().rev());
+        }
+    }
+}
+
+/// `name → declared type` for every typed variable declared inside `node`
+/// (parameters, locals, for-each, catch, resources, patterns).
+fn locals_of(node: Node<'_>, src: &[u8]) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let mut stack = vec![node];
+    let put = |name: Option<Node<'_>>, ty: Option<Node<'_>>, out: &mut HashMap<String, String>| {
+        if let (Some(name), Some(ty)) = (name, ty) {
+            if let Some(t) = simple_type(ty, src) {
+                out.insert(text(name, src), t);
+            }
+        }
+    };
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "formal_parameter" | "enhanced_for_statement" | "resource" => put(
+                n.child_by_field_name("name"),
+                n.child_by_field_name("type"),
+                &mut out,
+            ),
+            "instanceof_expression" => put(
+                n.child_by_field_name("name"),
+                n.child_by_field_name("right"),
+                &mut out,
+            ),
+            "spread_parameter" => {
+                let kids = named(n);
+                let ty = kids
+                    .iter()
+                    .find(|k| simple_type(**k, src).is_some())
+                    .copied();
+                let name = kids
+                    .iter()
+                    .find(|k| k.kind() == "variable_declarator")
+                    .and_then(|d| d.child_by_field_name("name"));
+                put(name, ty, &mut out);
+            }
+            "catch_formal_parameter" => {
+                let ty = named(n)
+                    .into_iter()
+                    .find(|k| k.kind() == "catch_type")
+                    .and_then(|c| named(c).into_iter().next());
+                put(n.child_by_field_name("name"), ty, &mut out);
+            }
+            "local_variable_declaration" => {
+                let ty = n.child_by_field_name("type");
+                let mut c = n.walk();
+                let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+                for d in decls {
+                    put(d.child_by_field_name("name"), ty, &mut out);
+                }
+            }
+            _ => {}
+        }
+        stack.extend(named(n));
+    }
+    out
+}
+
+fn params_of(node: Node<'_>) -> (usize, bool) {
+    let Some(p) = node.child_by_field_name("parameters") else {
+        return (0, false);
+    };
+    let kids: Vec<_> = named(p)
+        .into_iter()
+        .filter(|k| matches!(k.kind(), "formal_parameter" | "spread_parameter"))
+        .collect();
+    let varargs = kids.last().is_some_and(|k| k.kind() == "spread_parameter");
+    (kids.len(), varargs)
+}
+
+fn arg_count(node: Node<'_>) -> usize {
+    node.child_by_field_name("arguments")
+        .map_or(0, |a| named(a).len())
+}
+
+fn is_type_decl(kind: &str) -> bool {
+    matches!(
+        kind,
+        "class_declaration"
+            | "interface_declaration"
+            | "enum_declaration"
+            | "record_declaration"
+            | "annotation_type_declaration"
+    )
+}
+
+fn has_static(node: Node<'_>, src: &[u8]) -> bool {
+    named(node)
+        .into_iter()
+        .find(|k| k.kind() == "modifiers")
+        .is_some_and(|m| text(m, src).split_whitespace().any(|w| w == "static"))
+}
+
+impl Index {
+    /// Parse every `.java` file of the workspace at `root` (read through `fs`).
+    pub fn build(fs: &dyn Fs, root: &std::path::Path) -> Result<Index, IdeError> {
+        let internal = |e: ignore::Error| {
+            IdeError::new(
+                "internal_error",
+                format!("the *.java filter cannot be built: {e}"),
+            )
+        };
+        let mut tb = ignore::types::TypesBuilder::new();
+        tb.add("javasource", "*.java").map_err(internal)?;
+        let types = Some(tb.select("javasource").build().map_err(internal)?);
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_java::LANGUAGE.into())
+            .map_err(|e| {
+                IdeError::new(
+                    "internal_error",
+                    format!("the Java grammar cannot be loaded: {e}"),
+                )
+            })?;
+        let mut index = Index::default();
+        let mut locals: Vec<HashMap<String, String>> = Vec::new();
+        for path in walk_files(root, "", types.as_ref())? {
+            // A file that vanished or cannot be read is skipped.
+            let Ok(bytes) = fs.read(&path) else { continue };
+            let Some(tree) = parser.parse(&bytes, None) else {
+                continue;
+            };
+            let file = index.files.len();
+            if tree.root_node().has_error() {
+                index.syntax_errors.push(path.clone());
+            }
+            index.files.push(path);
+            index.scan(file, tree.root_node(), &bytes, &mut locals);
+            index.sources.push(bytes);
+        }
+        for (i, t) in index.types.iter().enumerate() {
+            index.by_simple.entry(t.simple.clone()).or_default().push(i);
+            for s in &t.supers {
+                index.subs.entry(s.clone()).or_default().push(i);
+            }
+        }
+        for (i, m) in index.methods.iter().enumerate() {
+            if m.ctor {
+                index.ctors.entry(m.ty).or_default().push(i);
+            } else {
+                index.by_name.entry(m.name.clone()).or_default().push(i);
+                index.members.entry(m.ty).or_default().push(i);
+            }
+        }
+        index.links = (0..index.calls.len()).map(|i| index.link(i)).collect();
+        for (s, link) in index.links.iter().enumerate() {
+            match link {
+                Link::Typed(targets) => {
+                    for &t in targets {
+                        index.callers_of.entry(t).or_default().push(s);
+                    }
+                }
+                Link::ByName => index
+                    .name_sites
+                    .entry(index.calls[s].name.clone())
+                    .or_default()
+                    .push(s),
+                Link::External => {}
+            }
+            if let Caller::Method(m) = index.calls[s].caller {
+                index.calls_in.entry(m).or_default().push(s);
+            }
+        }
+        Ok(index)
+    }
+
+    fn scan(
+        &mut self,
+        file: usize,
+        root: Node<'_>,
+        src: &[u8],
+        locals: &mut Vec<HashMap<String, String>>,
+    ) {
+        let package = named(root)
+            .into_iter()
+            .find(|n| n.kind() == "package_declaration")
+            .and_then(|p| {
+                named(p)
+                    .into_iter()
+                    .find(|k| matches!(k.kind(), "scoped_identifier" | "identifier"))
+            })
+            .map(|n| collapse(&text(n, src)).replace(' ', ""));
+        let mut stack = vec![(
+            root,
+            Ctx {
+                ty: None,
+                caller: None,
+                locals: None,
+                anon: false,
+            },
+        )];
+        while let Some((node, ctx)) = stack.pop() {
+            let mut child_ctx = ctx;
+            let kind = node.kind();
+            if is_type_decl(kind) {
+                let Some(name) = node.child_by_field_name("name").map(|n| text(n, src)) else {
+                    continue;
+                };
+                let qualified = match (ctx.ty, &package) {
+                    (Some(o), _) => format!("{}.{name}", self.types[o].qualified),
+                    (None, Some(p)) => format!("{p}.{name}"),
+                    (None, None) => name.clone(),
+                };
+                let mut supers = Vec::new();
+                for field in ["superclass", "interfaces"] {
+                    if let Some(s) = node.child_by_field_name(field) {
+                        type_names_in(s, src, &mut supers);
+                    }
+                }
+                for k in named(node) {
+                    if k.kind() == "extends_interfaces" {
+                        type_names_in(k, src, &mut supers);
+                    }
+                }
+                let mut fields = HashMap::new();
+                if let Some(params) = node.child_by_field_name("parameters") {
+                    for p in named(params) {
+                        if let (Some(n), Some(t)) = (
+                            p.child_by_field_name("name"),
+                            p.child_by_field_name("type")
+                                .and_then(|t| simple_type(t, src)),
+                        ) {
+                            fields.insert(text(n, src), t);
+                        }
+                    }
+                }
+                self.types.push(TypeDecl {
+                    simple: name,
+                    qualified,
+                    file,
+                    line: line(node),
+                    supers,
+                    outer: ctx.ty,
+                    fields,
+                });
+                child_ctx = Ctx {
+                    ty: Some(self.types.len() - 1),
+                    caller: None,
+                    locals: None,
+                    anon: false,
+                };
+            } else if matches!(
+                kind,
+                "method_declaration"
+                    | "constructor_declaration"
+                    | "compact_constructor_declaration"
+            ) && !ctx.anon
+            {
+                if let Some(ty) = ctx.ty {
+                    let ctor = kind != "method_declaration";
+                    let name = if ctor {
+                        self.types[ty].simple.clone()
+                    } else {
+                        node.child_by_field_name("name")
+                            .map_or_else(String::new, |n| text(n, src))
+                    };
+                    let (params, varargs) = if kind == "compact_constructor_declaration" {
+                        (self.types[ty].fields.len(), false)
+                    } else {
+                        params_of(node)
+                    };
+                    let plist = node
+                        .child_by_field_name("parameters")
+                        .map_or_else(String::new, |p| collapse(&text(p, src)));
+                    self.methods.push(MethodDecl {
+                        ty,
+                        signature: format!("{name}{plist}"),
+                        name,
+                        ctor,
+                        params,
+                        varargs,
+                        file,
+                        lines: (line(node), node.end_position().row + 1),
+                        range: (node.start_byte(), node.end_byte()),
+                    });
+                    locals.push(locals_of(node, src));
+                    child_ctx.caller = Some(Caller::Method(self.methods.len() - 1));
+                    child_ctx.locals = Some(locals.len() - 1);
+                }
+            } else if kind == "field_declaration" && ctx.caller.is_none() && !ctx.anon {
+                if let Some(ty) = ctx.ty {
+                    let fty = node
+                        .child_by_field_name("type")
+                        .and_then(|t| simple_type(t, src));
+                    let mut c = node.walk();
+                    let decls: Vec<_> = node.children_by_field_name("declarator", &mut c).collect();
+                    for d in decls {
+                        if let (Some(n), Some(t)) = (d.child_by_field_name("name"), &fty) {
+                            self.types[ty].fields.insert(text(n, src), t.clone());
+                        }
+                    }
+                    child_ctx.caller = Some(Caller::Init {
+                        ty,
+                        is_static: has_static(node, src),
+                    });
+                }
+            } else if kind == "static_initializer" && ctx.caller.is_none() {
+                if let Some(ty) = ctx.ty {
+                    child_ctx.caller = Some(Caller::Init {
+                        ty,
+                        is_static: true,
+                    });
+                }
+            } else if kind == "block"
+                && ctx.caller.is_none()
+                && node.parent().is_some_and(|p| p.kind() == "class_body")
+            {
+                if let Some(ty) = ctx.ty {
+                    child_ctx.caller = Some(Caller::Init {
+                        ty,
+                        is_static: false,
+                    });
+                }
+            } else if kind == "class_body"
+                && node.parent().is_some_and(|p| {
+                    p.kind() == "object_creation_expression" || p.kind() == "enum_constant"
+                })
+            {
+                // An anonymous class: its methods are not declarations of
+                // their own; their calls belong to the enclosing member.
+                child_ctx.anon = true;
+                if child_ctx.caller.is_none() {
+                    child_ctx.caller = ctx.ty.map(|ty| Caller::Init {
+                        ty,
+                        is_static: true,
+                    });
+                }
+            } else if matches!(
+                kind,
+                "method_invocation"
+                    | "object_creation_expression"
+                    | "explicit_constructor_invocation"
+            ) {
+                self.call(file, node, src, ctx, locals);
+            }
+            let kids = named(node);
+            stack.extend(kids.into_iter().rev().map(|k| (k, child_ctx)));
+        }
+    }
+
+    fn call(
+        &mut self,
+        file: usize,
+        node: Node<'_>,
+        src: &[u8],
+        ctx: Ctx,
+        locals: &[HashMap<String, String>],
+    ) {
+        let Some(ty) = ctx.ty else { return };
+        // Calls in enum constants' arguments and the like run at class init.
+        let caller = ctx.caller.unwrap_or(Caller::Init {
+            ty,
+            is_static: true,
+        });
+        let args = arg_count(node);
+        let local = |name: &str| ctx.locals.and_then(|l| locals[l].get(name).cloned());
+        let (name, kind, recv, display) = match node.kind() {
+            "method_invocation" => {
+                let Some(name) = node.child_by_field_name("name").map(|n| text(n, src)) else {
+                    return;
+                };
+                let object = node.child_by_field_name("object");
+                let recv = match object {
+                    None => Recv::Implicit,
+                    Some(o) => match o.kind() {
+                        "this" => Recv::Implicit,
+                        "super" => Recv::Super,
+                        "identifier" => {
+                            let id = text(o, src);
+                            local(&id).map_or(Recv::Ident(id), Recv::Typed)
+                        }
+                        "field_access" => {
+                            let is_this = o
+                                .child_by_field_name("object")
+                                .is_some_and(|x| x.kind() == "this");
+                            match (is_this, o.child_by_field_name("field")) {
+                                (true, Some(f)) => Recv::ThisField(text(f, src)),
+                                _ => Recv::Unknown,
+                            }
+                        }
+                        "object_creation_expression" => o
+                            .child_by_field_name("type")
+                            .and_then(|t| simple_type(t, src))
+                            .map_or(Recv::Unknown, Recv::Typed),
+                        _ => Recv::Unknown,
+                    },
+                };
+                let display = match object {
+                    None => name.clone(),
+                    Some(o) => {
+                        let mut t = collapse(&text(o, src));
+                        if t.chars().count() > 60 {
+                            t = t.chars().take(57).collect::<String>() + "...";
+                        }
+                        format!("{t}.{name}")
+                    }
+                };
+                (name, CallKind::Method, recv, display)
+            }
+            "object_creation_expression" => {
+                let Some(t) = node
+                    .child_by_field_name("type")
+                    .and_then(|t| simple_type(t, src))
+                else {
+                    return;
+                };
+                (
+                    t.clone(),
+                    CallKind::New,
+                    Recv::Typed(t.clone()),
+                    format!("new {t}"),
+                )
+            }
+            _ => {
+                let is_super = node
+                    .child_by_field_name("constructor")
+                    .is_some_and(|c| c.kind() == "super");
+                if is_super {
+                    (String::new(), CallKind::Super, Recv::Super, "super".into())
+                } else {
+                    (String::new(), CallKind::This, Recv::Implicit, "this".into())
+                }
+            }
+        };
+        self.calls.push(CallSite {
+            file,
+            line: line(node),
+            caller,
+            name,
+            kind,
+            args,
+            recv,
+            display,
+            ty,
+        });
+    }
+
+    /// Every workspace type named by `simple`'s ancestors (transitively), not
+    /// including the starting types.
+    fn ancestors(&self, start: &[usize]) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        let mut todo: Vec<usize> = start.to_vec();
+        while let Some(t) = todo.pop() {
+            for s in &self.types[t].supers {
+                for &u in self.by_simple.get(s).map_or(&[][..], Vec::as_slice) {
+                    if out.insert(u) {
+                        todo.push(u);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn descendants(&self, start: &[usize]) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        let mut todo: Vec<usize> = start.to_vec();
+        while let Some(t) = todo.pop() {
+            let name = &self.types[t].simple;
+            for &u in self.subs.get(name).map_or(&[][..], Vec::as_slice) {
+                if out.insert(u) {
+                    todo.push(u);
+                }
+            }
+        }
+        out
+    }
+
+    fn fits(m: &MethodDecl, args: usize) -> bool {
+        m.params == args || (m.varargs && args + 1 >= m.params)
+    }
+
+    fn methods_in(
+        &self,
+        types: &BTreeSet<usize>,
+        name: &str,
+        ctor: bool,
+        args: usize,
+    ) -> Vec<usize> {
+        let fits = |&i: &usize| Self::fits(&self.methods[i], args);
+        let named = self.by_name.get(name).map_or(&[][..], Vec::as_slice);
+        let mut found: Vec<usize> = if ctor {
+            types
+                .iter()
+                .flat_map(|t| self.ctors.get(t).map_or(&[][..], Vec::as_slice))
+                .copied()
+                .filter(fits)
+                .collect()
+        } else if types.len() < named.len() {
+            // Few types (the usual: a class and its supertypes): look in each.
+            types
+                .iter()
+                .flat_map(|t| self.members.get(t).map_or(&[][..], Vec::as_slice))
+                .copied()
+                .filter(|&i| self.methods[i].name == name)
+                .filter(fits)
+                .collect()
+        } else {
+            named
+                .iter()
+                .copied()
+                .filter(|i| types.contains(&self.methods[*i].ty))
+                .filter(fits)
+                .collect()
+        };
+        found.sort_unstable();
+        found
+    }
+
+    fn typed(&self, t: &str, call: &CallSite) -> Link {
+        let Some(start) = self.by_simple.get(t) else {
+            return Link::External;
+        };
+        let mut set: BTreeSet<usize> = start.iter().copied().collect();
+        set.extend(self.ancestors(start));
+        if call.kind == CallKind::Method {
+            set.extend(self.descendants(start));
+        }
+        let found = self.methods_in(&set, &call.name, call.kind == CallKind::New, call.args);
+        if found.is_empty() {
+            Link::External
+        } else {
+            Link::Typed(found)
+        }
+    }
+
+    fn field_type(&self, ty: usize, name: &str, outward: bool) -> Option<String> {
+        let mut t = Some(ty);
+        while let Some(i) = t {
+            if let Some(f) = self.types[i].fields.get(name) {
+                return Some(f.clone());
+            }
+            // Inherited fields of workspace supertypes.
+            for a in self.ancestors(&[i]) {
+                if let Some(f) = self.types[a].fields.get(name) {
+                    return Some(f.clone());
+                }
+            }
+            t = if outward { self.types[i].outer } else { None };
+        }
+        None
+    }
+
+    fn link(&self, i: usize) -> Link {
+        let call = &self.calls[i];
+        match call.kind {
+            CallKind::New => return self.typed(&call.name, call),
+            CallKind::This => {
+                let set = BTreeSet::from([call.ty]);
+                let found = self.methods_in(&set, "", true, call.args);
+                return if found.is_empty() {
+                    Link::External
+                } else {
+                    Link::Typed(found)
+                };
+            }
+            CallKind::Super => {
+                let set = self.ancestors(&[call.ty]);
+                let found = self.methods_in(&set, "", true, call.args);
+                return if found.is_empty() {
+                    Link::External
+                } else {
+                    Link::Typed(found)
+                };
+            }
+            CallKind::Method => {}
+        }
+        let recv = match &call.recv {
+            Recv::Ident(id) => match self.field_type(call.ty, id, true) {
+                Some(t) => Recv::Typed(t),
+                None if self.by_simple.contains_key(id)
+                    || id.chars().next().is_some_and(char::is_uppercase) =>
+                {
+                    Recv::Typed(id.clone())
+                }
+                None => Recv::Unknown,
+            },
+            Recv::ThisField(f) => self
+                .field_type(call.ty, f, false)
+                .map_or(Recv::Unknown, Recv::Typed),
+            other => other.clone(),
+        };
+        match recv {
+            Recv::Typed(t) => self.typed(&t, call),
+            Recv::Implicit => {
+                let mut t = Some(call.ty);
+                while let Some(ty) = t {
+                    let mut set = BTreeSet::from([ty]);
+                    set.extend(self.ancestors(&[ty]));
+                    let found = self.methods_in(&set, &call.name, false, call.args);
+                    if !found.is_empty() {
+                        return Link::Typed(found);
+                    }
+                    t = self.types[ty].outer;
+                }
+                Link::External
+            }
+            Recv::Super => {
+                let set = self.ancestors(&[call.ty]);
+                let found = self.methods_in(&set, &call.name, false, call.args);
+                if found.is_empty() {
+                    Link::External
+                } else {
+                    Link::Typed(found)
+                }
+            }
+            Recv::Unknown | Recv::Ident(_) | Recv::ThisField(_) => {
+                if self.by_name_targets(i).next().is_some() {
+                    Link::ByName
+                } else {
+                    Link::External
+                }
+            }
+        }
+    }
+
+    /// The declarations `args` names (C-ide-chain-target).
+    pub fn target(&self, args: &ChainArgs) -> Result<Vec<usize>, IdeError> {
+        let class = args.class.as_str();
+        let types: Vec<usize> = self
+            .types
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.qualified == class || t.qualified.ends_with(&format!(".{class}")))
+            .map(|(i, _)| i)
+            .collect();
+        if types.is_empty() {
+            return Err(IdeError::new(
+                "method_not_found",
+                format!(
+                    "no class, interface, enum or record named {class} in the workspace's Java sources ({} file{} parsed)",
+                    self.files.len(),
+                    if self.files.len() == 1 { "" } else { "s" }
+                ),
+            )
+            .with("method", args.method.as_str())
+            .with("reason", "no_such_class"));
+        }
+        let mut by_type: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, m) in self.methods.iter().enumerate() {
+            if types.contains(&m.ty) && m.name == args.name {
+                by_type.entry(m.ty).or_default().push(i);
+            }
+        }
+        match by_type.len() {
+            1 => Ok(by_type.into_values().next().unwrap_or_default()),
+            0 => {
+                let available: BTreeSet<&str> = self
+                    .methods
+                    .iter()
+                    .filter(|m| types.contains(&m.ty))
+                    .map(|m| m.name.as_str())
+                    .collect();
+                let list: Vec<&str> = available.into_iter().collect();
+                Err(IdeError::new(
+                    "method_not_found",
+                    format!(
+                        "{class} has no method {}{}",
+                        args.name,
+                        if list.is_empty() {
+                            String::from(" (it declares no methods)")
+                        } else {
+                            format!("; it declares: {}", list.join(", "))
+                        }
+                    ),
+                )
+                .with("method", args.method.as_str())
+                .with("reason", "no_such_method")
+                .with("available", list))
+            }
+            _ => {
+                let candidates: Vec<Value> = by_type
+                    .keys()
+                    .map(|&t| {
+                        let d = &self.types[t];
+                        json!({"class": d.qualified, "file": self.files[d.file], "line": d.line})
+                    })
+                    .collect();
+                let names: Vec<String> = by_type
+                    .keys()
+                    .map(|&t| format!("{}.{}", self.types[t].qualified, args.name))
+                    .collect();
+                Err(IdeError::new(
+                    "ambiguous_method",
+                    format!(
+                        "{} matches {} methods: {}; qualify the class name",
+                        args.method,
+                        names.len(),
+                        names.join(", ")
+                    ),
+                )
+                .with("method", args.method.as_str())
+                .with("candidates", candidates))
+            }
+        }
+    }
+
+    fn source(&self, m: &MethodDecl) -> String {
+        String::from_utf8_lossy(&self.sources[m.file][m.range.0..m.range.1]).into_owned()
+    }
+
+    fn method_node(&self, i: usize, include_source: bool) -> Map<String, Value> {
+        let m = &self.methods[i];
+        let t = &self.types[m.ty];
+        let mut o = Map::new();
+        o.insert("method".into(), format!("{}.{}", t.simple, m.name).into());
+        o.insert("class".into(), t.qualified.as_str().into());
+        o.insert("signature".into(), m.signature.as_str().into());
+        o.insert("file".into(), self.files[m.file].as_str().into());
+        o.insert("line".into(), m.lines.0.into());
+        o.insert("endLine".into(), m.lines.1.into());
+        if include_source {
+            o.insert("source".into(), self.source(m).into());
+        }
+        o
+    }
+
+    fn sites(&self, sites: &[usize]) -> Value {
+        Value::Array(
+            sites
+                .iter()
+                .map(|&s| json!({"line": self.calls[s].line, "resolution": self.links[s].label()}))
+                .collect(),
+        )
+    }
+
+    /// The declarations a by-name call site links to.
+    fn by_name_targets(&self, site: usize) -> impl Iterator<Item = usize> + '_ {
+        let call = &self.calls[site];
+        self.by_name
+            .get(&call.name)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .copied()
+            .filter(move |&m| Self::fits(&self.methods[m], call.args))
+    }
+
+    /// The call sites that link to declaration `m`.
+    fn sites_calling(&self, m: usize) -> impl Iterator<Item = usize> + '_ {
+        let d = &self.methods[m];
+        let typed = self.callers_of.get(&m).map_or(&[][..], Vec::as_slice);
+        let named = if d.ctor {
+            &[][..]
+        } else {
+            self.name_sites.get(&d.name).map_or(&[][..], Vec::as_slice)
+        };
+        typed.iter().copied().chain(
+            named
+                .iter()
+                .copied()
+                .filter(move |&s| Self::fits(d, self.calls[s].args)),
+        )
+    }
+
+    /// One level of the tree below a set of methods, sorted; each entry is
+    /// turned into a node by [`Index::node`] only if the budget allows.
+    fn level(&self, of: &[usize], up: bool) -> Vec<Entry<'_>> {
+        let mut sites: Vec<usize> = if up {
+            of.iter().flat_map(|&m| self.sites_calling(m)).collect()
+        } else {
+            of.iter()
+                .flat_map(|m| self.calls_in.get(m).map_or(&[][..], Vec::as_slice))
+                .copied()
+                .collect()
+        };
+        sites.sort_unstable();
+        sites.dedup();
+        let mut entries: Vec<((usize, usize, usize), Entry<'_>)> = Vec::new();
+        if up {
+            let mut groups: BTreeMap<Caller, Vec<usize>> = BTreeMap::new();
+            for s in sites {
+                groups.entry(self.calls[s].caller).or_default().push(s);
+            }
+            for (caller, sites) in groups {
+                let key = match caller {
+                    Caller::Method(m) => (self.methods[m].file, self.methods[m].lines.0, 0),
+                    Caller::Init { .. } => {
+                        (self.calls[sites[0]].file, self.calls[sites[0]].line, 0)
+                    }
+                };
+                entries.push((key, Entry::Caller(caller, sites)));
+            }
+        } else {
+            // Resolved callees by declaration, external ones by how they read.
+            let mut resolved: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            let mut external: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for s in sites {
+                match &self.links[s] {
+                    Link::External => external
+                        .entry(self.calls[s].display.as_str())
+                        .or_default()
+                        .push(s),
+                    Link::Typed(targets) => {
+                        for &t in targets {
+                            resolved.entry(t).or_default().push(s);
+                        }
+                    }
+                    Link::ByName => {
+                        for t in self.by_name_targets(s) {
+                            resolved.entry(t).or_default().push(s);
+                        }
+                    }
+                }
+            }
+            for (m, sites) in resolved {
+                let d = &self.methods[m];
+                entries.push((
+                    (self.calls[sites[0]].line, d.file, d.lines.0),
+                    Entry::Callee(m, sites),
+                ));
+            }
+            for (display, sites) in external {
+                entries.push((
+                    (self.calls[sites[0]].line, usize::MAX, 0),
+                    Entry::External(display, sites),
+                ));
+            }
+        }
+        entries.sort_by_key(|e| e.0);
+        entries.into_iter().map(|(_, e)| e).collect()
+    }
+
+    /// The node for one entry, and the method it would expand to.
+    fn node(&self, entry: Entry<'_>, include_source: bool) -> (Map<String, Value>, Option<usize>) {
+        match entry {
+            Entry::Caller(Caller::Method(m), sites) => {
+                let mut o = self.method_node(m, include_source);
+                o.insert("callSites".into(), self.sites(&sites));
+                (o, Some(m))
+            }
+            Entry::Caller(Caller::Init { ty, is_static }, sites) => {
+                let t = &self.types[ty];
+                let first = &self.calls[sites[0]];
+                let mut o = Map::new();
+                let name = if is_static { "<clinit>" } else { "<init>" };
+                o.insert("method".into(), format!("{}.{name}", t.simple).into());
+                o.insert("class".into(), t.qualified.as_str().into());
+                o.insert("file".into(), self.files[first.file].as_str().into());
+                o.insert("line".into(), first.line.into());
+                o.insert("callSites".into(), self.sites(&sites));
+                (o, None)
+            }
+            Entry::Callee(m, sites) => {
+                let mut o = self.method_node(m, include_source);
+                o.insert("external".into(), false.into());
+                o.insert("callSites".into(), self.sites(&sites));
+                (o, Some(m))
+            }
+            Entry::External(display, sites) => {
+                let lines: Vec<Value> = sites
+                    .iter()
+                    .map(|&s| json!({"line": self.calls[s].line}))
+                    .collect();
+                let mut o = Map::new();
+                o.insert("method".into(), display.into());
+                o.insert("external".into(), true.into());
+                o.insert("callSites".into(), lines.into());
+                (o, None)
+            }
+        }
+    }
+
+    /// The callers (`up`) or callees tree of `targets`, built breadth first
+    /// to `args.depth` levels and at most [`MAX_NODES`] nodes
+    /// (C-ide-chain-depth). Returns the tree and whether it was cut short.
+    fn tree(&self, targets: &[usize], up: bool, args: &ChainArgs) -> (Vec<Value>, bool) {
+        struct Slot {
+            obj: Map<String, Value>,
+            method: Option<usize>,
+            parent: Option<usize>,
+            level: u64,
+            children: Option<Vec<usize>>,
+        }
+        let mut arena: Vec<Slot> = Vec::new();
+        let mut truncated = false;
+        let mut roots = Vec::new();
+        // `None` stands for the targets themselves.
+        let mut queue = std::collections::VecDeque::from([(None::<usize>, 0u64)]);
+        while let Some((parent, level)) = queue.pop_front() {
+            if truncated {
+                // Out of budget: what is still queued stays unexpanded.
+                continue;
+            }
+            let of: Vec<usize> = match parent {
+                None => targets.to_vec(),
+                Some(p) => arena[p].method.into_iter().collect(),
+            };
+            let mut kids = Vec::new();
+            for entry in self.level(&of, up) {
+                if arena.len() >= MAX_NODES {
+                    truncated = true;
+                    if let Some(p) = parent {
+                        arena[p].obj.insert("truncated".into(), true.into());
+                    }
+                    break;
+                }
+                let (mut obj, method) = self.node(entry, args.include_source);
+                // A method already on the way from the target is recursive.
+                let mut on_path = method.is_some_and(|m| targets.contains(&m));
+                let mut up_from = parent;
+                while let (Some(p), Some(m), false) = (up_from, method, on_path) {
+                    on_path = arena[p].method == Some(m);
+                    up_from = arena[p].parent;
+                }
+                if on_path {
+                    obj.insert("recursive".into(), true.into());
+                }
+                let id = arena.len();
+                arena.push(Slot {
+                    obj,
+                    method: if on_path { None } else { method },
+                    parent,
+                    level: level + 1,
+                    children: None,
+                });
+                kids.push(id);
+                if level + 1 < args.depth && !on_path && method.is_some() {
+                    queue.push_back((Some(id), level + 1));
+                }
+            }
+            match parent {
+                None => roots = kids,
+                Some(p) => arena[p].children = Some(kids),
+            }
+        }
+        // Nodes left unexpanded because the budget ran out say so.
+        for slot in arena.iter_mut() {
+            if slot.children.is_none() && slot.method.is_some() && slot.level < args.depth {
+                slot.obj.insert("truncated".into(), true.into());
+            }
+        }
+        let key = if up { "callers" } else { "callees" };
+        fn render(arena: &mut Vec<Slot>, id: usize, key: &str) -> Value {
+            let mut obj = std::mem::take(&mut arena[id].obj);
+            if let Some(kids) = arena[id].children.take() {
+                let list: Vec<Value> = kids.into_iter().map(|k| render(arena, k, key)).collect();
+                obj.insert(key.into(), list.into());
+            }
+            Value::Object(obj)
+        }
+        let tree = roots
+            .into_iter()
+            .map(|r| render(&mut arena, r, key))
+            .collect();
+        (tree, truncated)
+    }
+}
+
+/// Run the analysis on the workspace of `fs` at `root`.
+pub fn analyse(
+    fs: &dyn Fs,
+    root: &std::path::Path,
+    args: &ChainArgs,
+) -> Result<Map<String, Value>, IdeError> {
+    let index = Index::build(fs, root)?;
+    let targets = index.target(args)?;
+    let mut doc = Map::new();
+    doc.insert("method".into(), args.method.as_str().into());
+    doc.insert(
+        "direction".into(),
+        match args.direction {
+            Direction::Callers => "callers",
+            Direction::Callees => "callees",
+            Direction::Both => "both",
+        }
+        .into(),
+    );
+    doc.insert("depth".into(), args.depth.into());
+    doc.insert("includeSource".into(), args.include_source.into());
+    doc.insert("filesParsed".into(), index.files.len().into());
+    doc.insert("syntaxErrors".into(), index.syntax_errors.clone().into());
+    let decls: Vec<Value> = targets
+        .iter()
+        .map(|&m| Value::Object(index.method_node(m, args.include_source)))
+        .collect();
+    doc.insert("declarations".into(), Value::Array(decls));
+    let mut truncated = false;
+    if args.direction != Direction::Callees {
+        let (tree, cut) = index.tree(&targets, true, args);
+        doc.insert("callers".into(), tree.into());
+        truncated |= cut;
+    }
+    if args.direction != Direction::Callers {
+        let (tree, cut) = index.tree(&targets, false, args);
+        doc.insert("callees".into(), tree.into());
+        truncated |= cut;
+    }
+    doc.insert("truncated".into(), truncated.into());
+    Ok(doc)
+}
+
+/// Run one `call_chain` call.
+pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    outcome(|| {
+        let args = parse(call.params)?;
+        let fs = open_workspace(call.workspace_root)?;
+        analyse(&fs, call.workspace_root, &args)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (f, c) in files {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, c).unwrap();
+        }
+        dir
+    }
+
+    fn chain(dir: &tempfile::TempDir, v: Value) -> Result<Map<String, Value>, IdeError> {
+        let fs = crate::fs::RealFs::open(dir.path()).unwrap();
+        analyse(&fs, dir.path(), &parse(&v)?)
+    }
+
+    const SHOP: &[(&str, &str)] = &[
+        (
+            "src/shop/OrderService.java",
+            "package shop;\n\npublic class OrderService {\n    private final Inventory inventory = new Inventory();\n\n    public void placeOrder(String item) {\n        inventory.reserve(item);\n        log(item);\n        System.out.println(item);\n    }\n\n    private void log(String s) {\n        log(s, 1);\n    }\n\n    private void log(String s, int level) {}\n}\n",
+        ),
+        (
+            "src/shop/Inventory.java",
+            "package shop;\n\nclass Inventory {\n    void reserve(String item) {\n        check(item);\n    }\n    void check(String item) {}\n}\n",
+        ),
+        (
+            "src/shop/Api.java",
+            "package shop;\n\nclass Api {\n    OrderService service;\n    void submit() {\n        service.placeOrder(\"x\");\n    }\n    void other(OrderService s) {\n        s.placeOrder(\"y\");\n        s.placeOrder(\"z\");\n    }\n}\n",
+        ),
+    ];
+
+    #[test]
+    fn params() {
+        let a = parse(&json!({"method": "a.b.Foo.bar"})).unwrap();
+        assert_eq!(
+            (
+                a.class.as_str(),
+                a.name.as_str(),
+                a.direction,
+                a.depth,
+                a.include_source
+            ),
+            ("a.b.Foo", "bar", Direction::Both, 1, false)
+        );
+        for bad in ["Foo", "Foo.", ".bar", "Foo..bar", "Foo.bar()", "Foo#bar"] {
+            assert_eq!(
+                parse(&json!({"method": bad})).unwrap_err().details["field"],
+                "method",
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            parse(&json!({"method": "A.b", "direction": "up"}))
+                .unwrap_err()
+                .details["field"],
+            "direction"
+        );
+        assert_eq!(
+            parse(&json!({"method": "A.b", "depth": 0}))
+                .unwrap_err()
+                .details["field"],
+            "depth"
+        );
+        assert_eq!(
+            parse(&json!({"method": "A.b", "depth": 11}))
+                .unwrap_err()
+                .details["field"],
+            "depth"
+        );
+    }
+
+    #[test]
+    fn callers_and_callees_of_a_method() {
+        let dir = ws(SHOP);
+        let doc = chain(&dir, json!({"method": "OrderService.placeOrder"})).unwrap();
+        assert_eq!(doc["filesParsed"], 3);
+        assert_eq!(doc["declarations"][0]["line"], 6);
+        assert_eq!(
+            doc["declarations"][0]["signature"],
+            "placeOrder(String item)"
+        );
+        let callers = doc["callers"].as_array().unwrap();
+        assert_eq!(callers.len(), 2);
+        assert_eq!(callers[0]["method"], "Api.submit");
+        assert_eq!(
+            callers[0]["callSites"],
+            json!([{"line": 6, "resolution": "type"}])
+        );
+        assert_eq!(callers[1]["method"], "Api.other");
+        assert_eq!(callers[1]["callSites"].as_array().unwrap().len(), 2);
+        let callees: Vec<&str> = doc["callees"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            callees,
+            vec![
+                "Inventory.reserve",
+                "OrderService.log",
+                "System.out.println"
+            ]
+        );
+        assert!(callers[0].get("callers").is_none());
+    }
+
+    #[test]
+    fn depth_and_recursion() {
+        let dir = ws(SHOP);
+        let doc = chain(
+            &dir,
+            json!({"method": "OrderService.placeOrder", "direction": "callees", "depth": 3}),
+        )
+        .unwrap();
+        assert!(doc.get("callers").is_none());
+        let reserve = &doc["callees"][0];
+        assert_eq!(reserve["callees"][0]["method"], "Inventory.check");
+        assert_eq!(reserve["callees"][0]["callees"], json!([]));
+        // log(String) calls log(String, int): arity tells the overloads apart.
+        let log = &doc["callees"][1];
+        assert_eq!(log["signature"], "log(String s)");
+        assert_eq!(log["callees"][0]["signature"], "log(String s, int level)");
+    }
+
+    #[test]
+    fn the_tree_is_cut_at_max_nodes_breadth_first() {
+        let n = MAX_NODES + 5;
+        let mut src = String::from("class Many {\n    void t() {}\n");
+        for i in 0..n {
+            src.push_str(&format!("    void c{i}() {{ t(); }}\n"));
+        }
+        let all: String = (0..n).map(|i| format!("c{i}(); ")).collect();
+        src.push_str(&format!("    void u() {{ {all}}}\n}}\n"));
+        let dir = ws(&[("Many.java", &src)]);
+        let doc = chain(&dir, json!({"method": "Many.t", "depth": 2})).unwrap();
+        assert_eq!(doc["truncated"], true);
+        let callers = doc["callers"].as_array().unwrap();
+        assert_eq!(callers.len(), MAX_NODES);
+        // Breadth first: the budget went to the first level; its nodes are
+        // left unexpanded and say so.
+        assert_eq!(callers[0]["truncated"], true);
+        assert!(callers[0].get("callers").is_none());
+        assert_eq!(doc["callees"], json!([]));
+        let doc = chain(&dir, json!({"method": "Many.c0", "depth": 2})).unwrap();
+        assert_eq!(doc["truncated"], false);
+        assert_eq!(doc["callers"][0]["method"], "Many.u");
+        assert!(doc["callers"][0].get("truncated").is_none());
+    }
+
+    #[test]
+    fn errors() {
+        let dir = ws(SHOP);
+        let e = chain(&dir, json!({"method": "Nope.x"})).unwrap_err();
+        assert_eq!(
+            (e.kind, &e.details["reason"]),
+            ("method_not_found", &json!("no_such_class"))
+        );
+        let e = chain(&dir, json!({"method": "Inventory.nope"})).unwrap_err();
+        assert_eq!(e.details["available"], json!(["check", "reserve"]));
+        let dir = ws(&[
+            ("a/Foo.java", "package a; class Foo { void x() {} }"),
+            ("b/Foo.java", "package b; class Foo { void x() {} }"),
+        ]);
+        let e = chain(&dir, json!({"method": "Foo.x"})).unwrap_err();
+        assert_eq!(e.kind, "ambiguous_method");
+        assert!(chain(&dir, json!({"method": "b.Foo.x"})).is_ok());
+    }
+}

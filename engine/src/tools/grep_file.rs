@@ -1,0 +1,425 @@
+//! `grep_file` (websocket-tool-protocol.md): the lines of one file, one
+//! directory or the whole workspace that match a literal or a regex.
+//!
+//! Matching is per line (C-ide-grep-match): a line's content without its
+//! ending (LF or CRLF) and without a leading BOM, so `$` anchors before a
+//! `\r\n` and a pattern never spans lines (a pattern containing a newline is
+//! refused). `regex: false` (the default) searches the pattern literally;
+//! `regex: true` uses the `regex` crate's syntax (RE2-like: no look-around,
+//! no back-references); an invalid regex is `invalid_regex`. Case is ignored
+//! by default (Unicode simple case folding).
+//!
+//! What is searched (C-ide-walk, C-ide-grep-file-type): the named file; or
+//! the files under the named directory, or the whole workspace, as
+//! [`crate::tools::ide::walk_files`] lists them (hidden entries, build output
+//! and `.gitignore`d files skipped), narrowed by `file_type` ("all", a
+//! ripgrep type name such as `java`, or an extension with its dot, `.kt`).
+//! Files containing a NUL byte are binary and are not searched.
+//!
+//! `limit` (default 20) caps the matching lines returned, across all files, in
+//! path order then line order; `totalMatches` counts them all and `truncated`
+//! says some were left out (C-ide-grep-limit). Each match may carry
+//! `context_lines` lines before and after it, independently of its
+//! neighbours. Read-only: nothing is written. Directory listing goes through
+//! the `ignore` crate (no symlink is followed); file bytes through [`Fs`].
+
+use ignore::types::{Types, TypesBuilder};
+use regex::bytes::{Regex, RegexBuilder};
+use serde_json::{json, Map, Value};
+
+use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::fs::{EntryKind, Fs};
+use crate::path_guard::{resolve, GuardOptions};
+use crate::text::Lines;
+use crate::tools::ide::{
+    io_error, names_root, open_workspace, outcome, path_error, walk_files, IdeError, Params,
+};
+use crate::tools::ide_read_file::not_found;
+
+/// The default of `limit`.
+pub const DEFAULT_LIMIT: u64 = 20;
+
+/// The name under which an extension filter (`.kt`) is registered (letters
+/// and digits only, as the `ignore` crate requires).
+const EXT_TYPE: &str = "patchspecextension";
+
+/// What `file_type` selects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileType {
+    /// Every file (`"all"`).
+    All,
+    /// A ripgrep type name (`java`, `rust`, `py`, ...).
+    Named(String),
+    /// An extension with its dot (`.kt`).
+    Extension(String),
+}
+
+/// Checked params.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrepArgs {
+    /// The pattern, as given.
+    pub pattern: String,
+    /// `relativePath`; `None` = the whole workspace.
+    pub path: Option<String>,
+    /// Is `pattern` a regex?
+    pub regex: bool,
+    /// Match case exactly?
+    pub case_sensitive: bool,
+    /// Lines of context on each side of a match.
+    pub context_lines: u64,
+    /// At most this many matches are returned.
+    pub limit: u64,
+    /// The files searched.
+    pub file_type: FileType,
+}
+
+/// Check the params (C-ide-params), before any I/O.
+pub fn parse(params: &Value) -> Result<GrepArgs, IdeError> {
+    let p = Params::of(params)?;
+    let pattern = p.req_str("pattern", true)?;
+    if pattern.is_empty() {
+        return Err(IdeError::invalid(
+            "pattern",
+            "empty",
+            "parameter 'pattern' must not be empty",
+        ));
+    }
+    if pattern.contains('\n') {
+        return Err(IdeError::invalid(
+            "pattern",
+            "invalid_value",
+            "grep_file matches within one line: 'pattern' must not contain a newline",
+        ));
+    }
+    let path = match p.opt_str("relativePath")? {
+        None => None,
+        Some(s) if s.is_empty() || names_root(s) => None,
+        Some(s) => Some(s.to_string()),
+    };
+    let regex = p.bool_or("regex", false)?;
+    let case_sensitive = p.bool_or("case_sensitive", false)?;
+    let context_lines = p.int("context_lines", 0, u64::MAX)?.unwrap_or(0);
+    let limit = p.int("limit", 1, u64::MAX)?.unwrap_or(DEFAULT_LIMIT);
+    let file_type = parse_file_type(p.opt_str("file_type")?.unwrap_or("all"))?;
+    Ok(GrepArgs {
+        pattern: pattern.to_string(),
+        path,
+        regex,
+        case_sensitive,
+        context_lines,
+        limit,
+        file_type,
+    })
+}
+
+/// The ripgrep type names `file_type` accepts, sorted.
+pub fn type_names() -> Vec<String> {
+    let mut b = TypesBuilder::new();
+    b.add_defaults();
+    let mut names: Vec<String> = b
+        .definitions()
+        .iter()
+        .map(|d| d.name().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn parse_file_type(raw: &str) -> Result<FileType, IdeError> {
+    if raw == "all" {
+        return Ok(FileType::All);
+    }
+    if let Some(ext) = raw.strip_prefix('.') {
+        let ok = !ext.is_empty()
+            && !ext.starts_with('.')
+            && ext
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c));
+        if ok {
+            return Ok(FileType::Extension(raw.to_string()));
+        }
+    } else if type_names().iter().any(|n| n == raw) {
+        return Ok(FileType::Named(raw.to_string()));
+    }
+    Err(IdeError::invalid(
+        "file_type",
+        "invalid_value",
+        format!(
+            "unknown file_type {raw:?}: use \"all\", a ripgrep type name (java, kotlin, xml, js, ts, py, rust, go, md, json, yaml, ...) or an extension with its dot (\".kt\")"
+        ),
+    ))
+}
+
+fn types_for(ft: &FileType) -> Result<Option<Types>, IdeError> {
+    let internal = |e: ignore::Error| {
+        IdeError::new(
+            "internal_error",
+            format!("the file_type filter cannot be built: {e}"),
+        )
+    };
+    let mut b = TypesBuilder::new();
+    b.add_defaults();
+    match ft {
+        FileType::All => return Ok(None),
+        FileType::Named(name) => {
+            b.select(name);
+        }
+        FileType::Extension(ext) => {
+            // The extension was checked to hold no glob metacharacters.
+            b.add(EXT_TYPE, &format!("*{ext}")).map_err(internal)?;
+            b.select(EXT_TYPE);
+        }
+    }
+    b.build().map(Some).map_err(internal)
+}
+
+/// The matcher for `args` (C-ide-grep-match).
+pub fn matcher(args: &GrepArgs) -> Result<Regex, IdeError> {
+    let source = if args.regex {
+        args.pattern.clone()
+    } else {
+        regex::escape(&args.pattern)
+    };
+    RegexBuilder::new(&source)
+        .case_insensitive(!args.case_sensitive)
+        .build()
+        .map_err(|e| {
+            let full = e.to_string();
+            let summary = full
+                .lines()
+                .rev()
+                .find(|l| l.starts_with("error:"))
+                .map_or(full.as_str(), |l| l.trim_start_matches("error:").trim())
+                .to_string();
+            IdeError::new(
+                "invalid_regex",
+                format!("invalid regex {:?}: {summary}", args.pattern),
+            )
+            .with("pattern", args.pattern.as_str())
+            .with("error", full)
+        })
+}
+
+/// Search the workspace of `fs` (rooted at `root` for the walk).
+pub fn grep(
+    fs: &dyn Fs,
+    root: &std::path::Path,
+    args: &GrepArgs,
+) -> Result<Map<String, Value>, IdeError> {
+    let re = matcher(args)?;
+    let types = types_for(&args.file_type)?;
+    let (shown_path, files) = match &args.path {
+        None => (Value::Null, walk_files(root, "", types.as_ref())?),
+        Some(raw) => {
+            let g = resolve(fs, raw, GuardOptions::default())
+                .map_err(|e| path_error("relativePath", raw, &e))?;
+            let files = match fs.kind(&g.target) {
+                Ok(Some(EntryKind::File)) => vec![g.target.clone()],
+                Ok(Some(EntryKind::Dir)) => walk_files(root, &g.target, types.as_ref())?,
+                Ok(_) => return Err(not_found(&g.normalized)),
+                Err(e) => return Err(io_error(&g.normalized, &e)),
+            };
+            (Value::String(g.normalized), files)
+        }
+    };
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let context = usize::try_from(args.context_lines).unwrap_or(usize::MAX);
+    let mut matches = Vec::new();
+    let (mut searched, mut with_matches, mut total) = (0u64, 0u64, 0u64);
+    for path in &files {
+        // A file that vanished or cannot be read is skipped, as ripgrep does.
+        let Ok(bytes) = fs.read(path) else { continue };
+        if memchr::memchr(0, &bytes).is_some() {
+            continue;
+        }
+        searched += 1;
+        let lines = Lines::new(&bytes);
+        let mut any = false;
+        for i in 0..lines.len() {
+            if !re.is_match(lines.content(i)) {
+                continue;
+            }
+            any = true;
+            total += 1;
+            if matches.len() < limit {
+                matches.push(one_match(path, &lines, i, args.context_lines > 0, context));
+            }
+        }
+        with_matches += u64::from(any);
+    }
+    let mut doc = Map::new();
+    doc.insert("pattern".into(), args.pattern.as_str().into());
+    doc.insert("regex".into(), args.regex.into());
+    doc.insert("caseSensitive".into(), args.case_sensitive.into());
+    doc.insert("relativePath".into(), shown_path);
+    doc.insert(
+        "fileType".into(),
+        match &args.file_type {
+            FileType::All => "all".into(),
+            FileType::Named(s) | FileType::Extension(s) => s.as_str().into(),
+        },
+    );
+    doc.insert("contextLines".into(), args.context_lines.into());
+    doc.insert("limit".into(), args.limit.into());
+    doc.insert("filesSearched".into(), searched.into());
+    doc.insert("filesWithMatches".into(), with_matches.into());
+    doc.insert("totalMatches".into(), total.into());
+    doc.insert("truncated".into(), (total > matches.len() as u64).into());
+    doc.insert("matches".into(), Value::Array(matches));
+    Ok(doc)
+}
+
+fn text(bytes: &[u8]) -> Value {
+    Value::String(String::from_utf8_lossy(bytes).into_owned())
+}
+
+fn one_match(path: &str, lines: &Lines<'_>, i: usize, with_context: bool, c: usize) -> Value {
+    let mut m = json!({"path": path, "line": i + 1, "text": text(lines.content(i))});
+    if with_context {
+        let before: Vec<Value> = (i.saturating_sub(c)..i)
+            .map(|j| text(lines.content(j)))
+            .collect();
+        let after: Vec<Value> = (i + 1..lines.len().min(i.saturating_add(c).saturating_add(1)))
+            .map(|j| text(lines.content(j)))
+            .collect();
+        m["before"] = Value::Array(before);
+        m["after"] = Value::Array(after);
+    }
+    m
+}
+
+/// Run one `grep_file` call.
+pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    outcome(|| {
+        let args = parse(call.params)?;
+        let fs = open_workspace(call.workspace_root)?;
+        grep(&fs, call.workspace_root, &args)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> GrepArgs {
+        parse(&v).unwrap()
+    }
+
+    fn ws(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (f, c) in files {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, c).unwrap();
+        }
+        dir
+    }
+
+    fn run_on(dir: &tempfile::TempDir, v: Value) -> Result<Map<String, Value>, IdeError> {
+        let fs = crate::fs::RealFs::open(dir.path()).unwrap();
+        grep(&fs, dir.path(), &parse(&v)?)
+    }
+
+    #[test]
+    fn defaults() {
+        let a = args(json!({"pattern": "x", "projectKey": "p", "webSocketSessionId": "s"}));
+        assert_eq!(
+            a,
+            GrepArgs {
+                pattern: "x".into(),
+                path: None,
+                regex: false,
+                case_sensitive: false,
+                context_lines: 0,
+                limit: 20,
+                file_type: FileType::All,
+            }
+        );
+        assert_eq!(
+            args(json!({"pattern": "x", "relativePath": "."})).path,
+            None
+        );
+    }
+
+    #[test]
+    fn literal_regex_and_case() {
+        let cases: &[(Value, &[u8], bool)] = &[
+            (json!({"pattern": "a.c"}), b"abc", false),
+            (json!({"pattern": "a.c"}), b"xA.Cx", true),
+            (
+                json!({"pattern": "a.c", "case_sensitive": true}),
+                b"A.C",
+                false,
+            ),
+            (json!({"pattern": "a.c", "regex": true}), b"abc", true),
+            (json!({"pattern": "^b$", "regex": true}), b"b", true),
+            (json!({"pattern": "ÉTÉ"}), "été".as_bytes(), true),
+        ];
+        for (v, line, want) in cases {
+            assert_eq!(
+                matcher(&args(v.clone())).unwrap().is_match(line),
+                *want,
+                "{v}"
+            );
+        }
+        let e = matcher(&args(json!({"pattern": "(", "regex": true}))).unwrap_err();
+        assert_eq!(e.kind, "invalid_regex");
+        assert!(e.message.contains("unclosed group"), "{}", e.message);
+        // The same text as a literal is fine.
+        assert!(matcher(&args(json!({"pattern": "("}))).is_ok());
+    }
+
+    #[test]
+    fn file_types() {
+        let ft = |s: &str| parse(&json!({"pattern": "x", "file_type": s})).map(|a| a.file_type);
+        assert_eq!(ft("java").unwrap(), FileType::Named("java".into()));
+        assert_eq!(ft(".kt").unwrap(), FileType::Extension(".kt".into()));
+        for bad in ["", "nosuchtype", ".", "..x", ".*", "*.java", "Java"] {
+            assert_eq!(ft(bad).unwrap_err().details["field"], "file_type", "{bad}");
+        }
+    }
+
+    #[test]
+    fn crlf_bom_binary_limit_and_context() {
+        let dir = ws(&[
+            ("a.txt", b"\xEF\xBB\xBFhit\r\nmiss\r\nhit end\r\n"),
+            ("b.bin", b"hit\0"),
+            ("c.txt", b"1\n2\nhit\n4\n5"),
+        ]);
+        let doc = run_on(
+            &dir,
+            json!({"pattern": "^hit", "regex": true, "limit": 2, "context_lines": 1}),
+        )
+        .unwrap();
+        assert_eq!(doc["filesSearched"], 2);
+        assert_eq!(doc["filesWithMatches"], 2);
+        assert_eq!(doc["totalMatches"], 3);
+        assert_eq!(doc["truncated"], true);
+        assert_eq!(
+            doc["matches"],
+            json!([
+                {"path": "a.txt", "line": 1, "text": "hit", "before": [], "after": ["miss"]},
+                {"path": "a.txt", "line": 3, "text": "hit end", "before": ["miss"], "after": []},
+            ])
+        );
+        let doc = run_on(&dir, json!({"pattern": "end$", "regex": true})).unwrap();
+        assert_eq!(doc["totalMatches"], 1);
+        assert!(doc["matches"][0].get("before").is_none());
+    }
+
+    #[test]
+    fn paths() {
+        let dir = ws(&[("src/a.txt", b"x\n"), ("b.txt", b"x\n")]);
+        let doc = run_on(&dir, json!({"pattern": "x", "relativePath": "src"})).unwrap();
+        assert_eq!(
+            doc["matches"],
+            json!([{"path": "src/a.txt", "line": 1, "text": "x"}])
+        );
+        let doc = run_on(&dir, json!({"pattern": "x", "relativePath": "./b.txt"})).unwrap();
+        assert_eq!(doc["relativePath"], "b.txt");
+        let e = run_on(&dir, json!({"pattern": "x", "relativePath": "nope"})).unwrap_err();
+        assert_eq!(e.kind, "not_found");
+        let e = run_on(&dir, json!({"pattern": "x", "relativePath": "../x"})).unwrap_err();
+        assert_eq!(e.kind, "outside_workspace");
+    }
+}

@@ -1,0 +1,321 @@
+//! `read_file` (websocket-tool-protocol.md): a file's text, whole or a
+//! window of lines.
+//!
+//! The window, 1-based and inclusive (C-ide-read-window): `line` with
+//! `context_lines` (default 20) gives `[line - c, line + c]`; `start_line`
+//! and/or `end_line` give an explicit range (a missing end is the last line, a
+//! missing start the first); neither gives the whole file. `line` together
+//! with `start_line` or `end_line` is refused: two windows, no obvious union.
+//! A window is clamped to the file, except that it must start inside it:
+//! `start_line` or `line` past the last line is `line_out_of_range`, with the
+//! line count (C-ide-read-range).
+//!
+//! Lines are those of [`crate::text::Lines`]: `content` is the window's bytes
+//! exactly, endings included (CRLF stays CRLF), without a leading BOM; bytes
+//! that are not UTF-8 become U+FFFD and the document says
+//! `"encoding": "utf-8-lossy"`. Read-only: nothing is written.
+
+use serde_json::{Map, Value};
+
+use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::fs::{EntryKind, Fs};
+use crate::path_guard::{resolve, GuardOptions};
+use crate::text::Lines;
+use crate::tools::ide::{io_error, open_workspace, outcome, path_error, IdeError, Params};
+
+/// The default of `context_lines`.
+pub const DEFAULT_CONTEXT_LINES: u64 = 20;
+
+/// Which lines to return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// The whole file.
+    Whole,
+    /// `start_line` and/or `end_line`.
+    Range {
+        /// First line (1-based), `None` = 1.
+        start: Option<u64>,
+        /// Last line (1-based, inclusive), `None` = the last line.
+        end: Option<u64>,
+    },
+    /// `line` ± `context`.
+    Around {
+        /// The centre line (1-based).
+        line: u64,
+        /// Lines on each side.
+        context: u64,
+    },
+}
+
+/// Checked params.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadArgs {
+    /// The path as given.
+    pub path: String,
+    /// The lines wanted.
+    pub window: Window,
+}
+
+/// Check the params (C-ide-params), before any I/O.
+pub fn parse(params: &Value) -> Result<ReadArgs, IdeError> {
+    let p = Params::of(params)?;
+    let path = p.req_str("relativePath", false)?.to_string();
+    let start = p.int("start_line", 1, u64::MAX)?;
+    let end = p.int("end_line", 1, u64::MAX)?;
+    let line = p.int("line", 1, u64::MAX)?;
+    let context = p
+        .int("context_lines", 0, u64::MAX)?
+        .unwrap_or(DEFAULT_CONTEXT_LINES);
+    let window = match (line, start, end) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(IdeError::invalid(
+                "line",
+                "conflict",
+                "'line' cannot be combined with 'start_line' or 'end_line': give a line (with context_lines) or a range",
+            ))
+        }
+        (Some(line), None, None) => Window::Around { line, context },
+        (None, None, None) => Window::Whole,
+        (None, start, end) => {
+            if let (Some(s), Some(e)) = (start, end) {
+                if e < s {
+                    return Err(IdeError::invalid(
+                        "end_line",
+                        "out_of_range",
+                        format!("end_line ({e}) is before start_line ({s})"),
+                    ));
+                }
+            }
+            Window::Range { start, end }
+        }
+    };
+    Ok(ReadArgs { path, window })
+}
+
+/// The 1-based inclusive lines `[first, last]` of `window` in a file of `n`
+/// lines; `[1, 0]` is the empty window of an empty file.
+pub fn resolve_window(window: Window, n: u64) -> Result<(u64, u64), IdeError> {
+    let out_of_range = |field: &str, value: u64| {
+        IdeError::new(
+            "line_out_of_range",
+            format!(
+                "{field} {value} is past the end of the file, which has {n} line{}",
+                if n == 1 { "" } else { "s" }
+            ),
+        )
+        .with("field", field)
+        .with("value", value)
+        .with("totalLines", n)
+    };
+    match window {
+        Window::Whole => Ok((1, n)),
+        Window::Range { start, end } => {
+            let first = start.unwrap_or(1);
+            if start.is_some() && first > n {
+                return Err(out_of_range("start_line", first));
+            }
+            Ok((first, end.map_or(n, |e| e.min(n))))
+        }
+        Window::Around { line, context } => {
+            if line > n {
+                return Err(out_of_range("line", line));
+            }
+            Ok((
+                line.saturating_sub(context).max(1),
+                line.saturating_add(context).min(n),
+            ))
+        }
+    }
+}
+
+/// Read `args` from the workspace of `fs`.
+pub fn read(fs: &dyn Fs, args: &ReadArgs) -> Result<Map<String, Value>, IdeError> {
+    let raw = args.path.as_str();
+    let guarded = resolve(fs, raw, GuardOptions::default())
+        .map_err(|e| path_error("relativePath", raw, &e))?;
+    let path = guarded.normalized.as_str();
+    match fs.kind(&guarded.target) {
+        Ok(Some(EntryKind::File)) => {}
+        Ok(Some(EntryKind::Dir)) => {
+            return Err(
+                IdeError::new("not_a_file", format!("{path} is a directory, not a file"))
+                    .with("path", path),
+            )
+        }
+        Ok(_) => return Err(not_found(path)),
+        Err(e) => return Err(io_error(path, &e)),
+    }
+    let bytes = match fs.read(&guarded.target) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(path)),
+        Err(e) => return Err(io_error(path, &e)),
+    };
+    let lines = Lines::new(&bytes);
+    let n = lines.len() as u64;
+    let (first, last) = resolve_window(args.window, n)?;
+    let (from, to) = if last < first {
+        (lines.start(0), lines.start(0))
+    } else {
+        // Both are within 1..=n here, so the casts cannot truncate.
+        (lines.start(first as usize - 1), lines.start(last as usize))
+    };
+    let text = String::from_utf8_lossy(&bytes[from..to]);
+    let lossy = matches!(text, std::borrow::Cow::Owned(_));
+    let mut doc = Map::new();
+    doc.insert("path".into(), path.into());
+    doc.insert("totalLines".into(), n.into());
+    doc.insert("startLine".into(), first.into());
+    doc.insert("endLine".into(), last.into());
+    doc.insert("content".into(), text.into_owned().into());
+    if lossy {
+        doc.insert("encoding".into(), "utf-8-lossy".into());
+    }
+    Ok(doc)
+}
+
+/// The `not_found` error for `path`.
+pub fn not_found(path: &str) -> IdeError {
+    IdeError::new("not_found", format!("file not found: {path}")).with("path", path)
+}
+
+/// Run one `read_file` call.
+pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    outcome(|| {
+        let args = parse(call.params)?;
+        let fs = open_workspace(call.workspace_root)?;
+        read(&fs, &args)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn window(params: Value, n: u64) -> Result<(u64, u64), IdeError> {
+        resolve_window(parse(&params)?.window, n)
+    }
+
+    fn reason(e: IdeError) -> (String, String) {
+        (
+            e.details["field"].as_str().unwrap_or("").to_string(),
+            e.details
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or(e.kind)
+                .to_string(),
+        )
+    }
+
+    #[test]
+    fn windows_table() {
+        let p = |extra: Value| {
+            let mut v = json!({"relativePath": "a"});
+            v.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            v
+        };
+        let ok: &[(Value, u64, (u64, u64))] = &[
+            (json!({}), 5, (1, 5)),
+            (json!({}), 0, (1, 0)),
+            (json!({"start_line": 2}), 5, (2, 5)),
+            (json!({"end_line": 3}), 5, (1, 3)),
+            (json!({"end_line": 99}), 5, (1, 5)),
+            (json!({"end_line": 3}), 0, (1, 0)),
+            (json!({"start_line": 2, "end_line": 2}), 5, (2, 2)),
+            (json!({"line": 3}), 100, (1, 23)),
+            (json!({"line": 50}), 100, (30, 70)),
+            (json!({"line": 3, "context_lines": 0}), 5, (3, 3)),
+            (json!({"line": 3, "context_lines": 1}), 5, (2, 4)),
+            (json!({"line": 5, "context_lines": 1}), 5, (4, 5)),
+            // context_lines without line is checked but has no effect.
+            (json!({"context_lines": 1}), 5, (1, 5)),
+            (json!({"start_line": 2, "context_lines": 1}), 5, (2, 5)),
+            (json!({"line": null, "start_line": 2}), 5, (2, 5)),
+        ];
+        for (extra, n, want) in ok {
+            assert_eq!(
+                window(p(extra.clone()), *n).unwrap(),
+                *want,
+                "{extra} n={n}"
+            );
+        }
+        let bad: &[(Value, u64, (&str, &str))] = &[
+            (json!({"line": 2, "start_line": 1}), 5, ("line", "conflict")),
+            (json!({"line": 2, "end_line": 1}), 5, ("line", "conflict")),
+            (
+                json!({"start_line": 3, "end_line": 2}),
+                5,
+                ("end_line", "out_of_range"),
+            ),
+            (json!({"start_line": 0}), 5, ("start_line", "out_of_range")),
+            (json!({"line": -1}), 5, ("line", "out_of_range")),
+            (json!({"line": 1.0}), 5, ("line", "wrong_type")),
+            (
+                json!({"context_lines": "2"}),
+                5,
+                ("context_lines", "wrong_type"),
+            ),
+            (
+                json!({"start_line": 6}),
+                5,
+                ("start_line", "line_out_of_range"),
+            ),
+            (
+                json!({"start_line": 1}),
+                0,
+                ("start_line", "line_out_of_range"),
+            ),
+            (json!({"line": 6}), 5, ("line", "line_out_of_range")),
+        ];
+        for (extra, n, want) in bad {
+            let got = reason(window(p(extra.clone()), *n).unwrap_err());
+            assert_eq!((got.0.as_str(), got.1.as_str()), *want, "{extra} n={n}");
+        }
+    }
+
+    #[test]
+    fn required_path_is_checked_first() {
+        let e = parse(&json!({"line": "x"})).unwrap_err();
+        assert_eq!(reason(e), ("relativePath".into(), "missing".into()));
+        let e = parse(&json!({"relativePath": " "})).unwrap_err();
+        assert_eq!(reason(e), ("relativePath".into(), "empty".into()));
+        let e = parse(&json!([1])).unwrap_err();
+        assert_eq!(e.details["reason"], "not_object");
+    }
+
+    #[test]
+    fn content_keeps_endings_and_drops_the_bom() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), b"\xEF\xBB\xBFone\r\ntwo\r\nthree").unwrap();
+        let fs = crate::fs::RealFs::open(dir.path()).unwrap();
+        let args = |w| ReadArgs {
+            path: "./a.txt".into(),
+            window: w,
+        };
+        let doc = read(&fs, &args(Window::Whole)).unwrap();
+        assert_eq!(doc["content"], "one\r\ntwo\r\nthree");
+        assert_eq!(doc["path"], "a.txt");
+        assert_eq!(doc["totalLines"], 3);
+        let doc = read(
+            &fs,
+            &args(Window::Around {
+                line: 2,
+                context: 0,
+            }),
+        )
+        .unwrap();
+        assert_eq!(doc["content"], "two\r\n");
+        let doc = read(
+            &fs,
+            &args(Window::Range {
+                start: Some(3),
+                end: None,
+            }),
+        )
+        .unwrap();
+        assert_eq!(doc["content"], "three");
+        assert!(!doc.contains_key("encoding"));
+    }
+}
