@@ -22,7 +22,7 @@ pub struct Cli {
 pub enum Command {
     /// Run the corpus against an executor (default: the built-in reference engine) as a CI gate.
     Check(Box<CheckArgs>),
-    /// Be the reference executor: answer TOOL_CALLs with the engine (oneshot; `--session` for the session transport).
+    /// Be the reference executor: answer TOOL_CALLs with the engine (oneshot; `--session` for the session transport; `--connect URL` as a WebSocket plugin).
     Exec(ExecArgs),
     /// List the selected cases.
     List(ListArgs),
@@ -75,6 +75,8 @@ pub enum Transport {
     Oneshot,
     /// One long-lived process per worker, HELLO handshake, one message per line.
     Session,
+    /// The runner is the websocket protocol's backend; the executor is a plugin that connects to it.
+    Websocket,
 }
 
 /// The report written to stdout (or `--report-file`).
@@ -130,9 +132,17 @@ pub struct CheckArgs {
     /// An implementation-private path glob left out of tree comparison; repeatable.
     #[arg(long, value_name = "GLOB")]
     pub ignore_path: Vec<String>,
-    /// Session transport: how many times a crashed executor is restarted over the run.
+    /// Session transport: how many times a crashed executor is restarted over the run
+    /// (websocket: a started plugin that exited).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub max_restarts: usize,
+    /// Websocket: listen on ADDR (default 127.0.0.1:0). Without an executor after `--`,
+    /// start nothing and wait for a plugin to connect (one inside an IDE).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Websocket: how long to wait for the plugin to connect, at the start and after a disconnect.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub connect_timeout: String,
     /// The report on stdout.
     #[arg(long, value_enum, default_value = "human")]
     pub report: ReportFormat,
@@ -142,7 +152,9 @@ pub struct CheckArgs {
     /// Also write JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// The executor's argv, after `--` (no shell). None: the built-in reference engine, in-process.
+    /// The executor's argv, after `--` (no shell). None: the built-in reference engine, in-process
+    /// (websocket: the reference plugin). Websocket: `{url}` in an argument becomes the URL to
+    /// connect to, also given as $PATCHSPEC_WS_URL.
     #[arg(last = true, value_name = "EXECUTOR")]
     pub executor: Vec<String>,
 }
@@ -153,6 +165,10 @@ pub struct ExecArgs {
     /// Speak the session transport (HELLO, one message per line, BYE) instead of oneshot.
     #[arg(long)]
     pub session: bool,
+    /// Be the reference WebSocket plugin: connect to the backend at URL
+    /// (`ws://HOST:PORT/ws/agent/chat?sessionId=…&projectKey=…`) and serve its TOOL_CALLs.
+    #[arg(long, value_name = "URL", conflicts_with = "session")]
+    pub connect: Option<String>,
 }
 
 /// `patchspec list`.

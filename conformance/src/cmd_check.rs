@@ -20,6 +20,7 @@ use crate::select::Selection;
 use crate::transport::inprocess::InProcess;
 use crate::transport::oneshot::Oneshot;
 use crate::transport::session::Session;
+use crate::transport::websocket::{Options, Plugin, WebSocket};
 use crate::transport::Executor;
 
 /// Find the corpus directory (see [`CorpusArgs::corpus`]).
@@ -110,6 +111,27 @@ fn run_setup(cmd: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// `--transport websocket`: listen, start the plugin (the reference one when
+/// no executor is named, none with `--listen` alone), wait for it to connect.
+fn websocket_executor(args: &CheckArgs, connect_timeout: Duration) -> Result<WebSocket, Error> {
+    let plugin = match (&args.listen, args.executor.is_empty()) {
+        (_, false) => Plugin::Command(resolve_argv(&args.executor)),
+        (Some(_), true) => Plugin::External,
+        (None, true) => Plugin::Reference,
+    };
+    WebSocket::start(Options {
+        listen: args
+            .listen
+            .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        plugin,
+        connect_timeout,
+        max_restarts: args.max_restarts,
+        private_paths: args.ignore_path.clone(),
+        project_key: "patchspec".into(),
+    })
+    .map_err(|e| Error::new(ErrorKind::ExecutorUnusable(e.to_string())))
+}
+
 /// Run `patchspec check`; returns the exit code.
 pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
@@ -144,13 +166,20 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         Some(path) => Some(Baseline::load(path).map_err(|e| Error::new(ErrorKind::Baseline(e)))?),
         None => None,
     };
-    if args.executor.is_empty() && args.transport.is_some() {
+    let websocket = args.transport == Some(Transport::Websocket);
+    if args.executor.is_empty() && args.transport.is_some() && !websocket {
         return Err(Error::usage("--transport needs an executor after `--` (without one, the built-in engine runs in-process)"));
     }
+    if args.listen.is_some() && !websocket {
+        return Err(Error::usage("--listen needs --transport websocket"));
+    }
+    let connect_timeout = parse_duration(&args.connect_timeout).map_err(Error::usage)?;
     if let Some(cmd) = &args.setup {
         run_setup(cmd)?;
     }
-    let executor: Box<dyn Executor> = if args.executor.is_empty() {
+    let executor: Box<dyn Executor> = if websocket {
+        Box::new(websocket_executor(args, connect_timeout)?)
+    } else if args.executor.is_empty() {
         Box::new(InProcess::new(&args.ignore_path))
     } else {
         let argv = resolve_argv(&args.executor);
@@ -161,6 +190,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
                 Vec::new(),
                 args.ignore_path.clone(),
             )),
+            Transport::Websocket => unreachable!("handled above"),
             Transport::Session => {
                 let cwd = std::env::current_dir()
                     .map_err(|e| Error::usage(format!("cannot read the current directory: {e}")))?;

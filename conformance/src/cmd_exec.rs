@@ -5,8 +5,9 @@
 //! oneshot runner may discover tools and private paths). Session
 //! (`--session`): read one message per line; answer `HELLO` with `HELLO`,
 //! each `TOOL_CALL` with its `TOOL_RESULT`, and exit 0 on `BYE` or end of
-//! input. Input that is not a message is reported on stderr and exits 2
-//! (oneshot) or is skipped (session). An engine panic exits 101 without an
+//! input. WebSocket (`--connect URL`): the reference plugin, in
+//! [`crate::transport::websocket_plugin`]. Input that is not a message is
+//! reported on stderr and exits 2 (oneshot) or is skipped (session). An engine panic exits 101 without an
 //! answer, as a crash should look to the runner. The answers are built by
 //! [`crate::transport::inprocess::answer`], the same code the in-process
 //! transport uses.
@@ -65,6 +66,9 @@ fn handle(text: &[u8]) -> Reply {
 
 /// Run `patchspec exec`; returns the exit code.
 pub fn exec(args: &ExecArgs) -> Result<i32, Error> {
+    if let Some(url) = &args.connect {
+        return crate::transport::websocket_plugin::serve(url);
+    }
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     let mut write = |line: &str| -> Result<(), Error> {

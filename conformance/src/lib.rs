@@ -8,7 +8,7 @@
 //! - [`pattern`]: the `expect.result` pattern language;
 //! - [`workspace`]: per-case temp workspace, sentinel, snapshots, tree diffs;
 //! - [`protocol`]: the wire messages (TOOL_CALL, TOOL_RESULT, HELLO, BYE);
-//! - [`transport`]: in-process, oneshot and session executors;
+//! - [`transport`]: in-process, oneshot, session and websocket executors;
 //! - [`select`], [`run`], [`outcome`], [`baseline`]: selection and sharding,
 //!   the scheduler that emits [`event`]s, outcomes, known failures;
 //! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
@@ -16,8 +16,8 @@
 //! - [`cli`] and the `cmd_*` modules: the command line (`main.rs` only calls
 //!   [`cli::main`]).
 //!
-//! What it leaves out: the tools themselves (`patchspec-engine`), and a
-//! websocket transport (a later wave). Unix only (process groups).
+//! What it leaves out: the tools themselves (`patchspec-engine`). Unix only
+//! (process groups).
 #![deny(missing_docs)]
 
 pub mod baseline;

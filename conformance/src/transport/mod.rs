@@ -1,12 +1,15 @@
 //! Transports: how a `TOOL_CALL` reaches an executor and its `TOOL_RESULT` comes back.
 //!
-//! The main trait is [`Executor`]; the three implementations are
+//! The main trait is [`Executor`]; the four implementations are
 //! [`inprocess`] (the built-in reference engine, through the same
-//! serialise/parse path as the wire), [`oneshot`] (one process per call) and
+//! serialise/parse path as the wire), [`oneshot`] (one process per call),
 //! [`session`] (one long-lived process per worker, line-framed, with a
-//! `HELLO` handshake). Shared process handling (process groups, timeouts,
-//! bounded reads) is in [`process`]. Transports only move messages; judging
-//! the answer is the runner's job.
+//! `HELLO` handshake) and [`websocket`] (the runner as the backend of the
+//! websocket tool protocol, a plugin connected to it; [`websocket_plugin`]
+//! is the reference plugin). Only the two websocket modules are async.
+//! Shared process handling (process groups, timeouts, bounded reads) is in
+//! [`process`]. Transports only move messages; judging the answer is the
+//! runner's job.
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,11 +20,13 @@ pub mod inprocess;
 pub mod oneshot;
 pub mod process;
 pub mod session;
+pub mod websocket;
+pub mod websocket_plugin;
 
 /// What the runner knows about an executor.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExecutorInfo {
-    /// `inprocess`, `oneshot` or `session`.
+    /// `inprocess`, `oneshot`, `session` or `websocket`.
     pub transport: &'static str,
     /// The executor's argv (empty in-process).
     pub command: Vec<String>,

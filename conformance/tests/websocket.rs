@@ -1,0 +1,598 @@
+//! The websocket transport, tested like a product: the runner is the backend,
+//! a purpose-built plugin (`patchspec-test-plugin`, see its docs for the
+//! misbehaviours) or the reference plugin (`patchspec exec --connect`)
+//! connects over a real loopback WebSocket, and the JSON-lines report the
+//! runner emits is parsed back and compared with an expected-outcome model.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
+const PLUGIN: &str = env!("CARGO_BIN_EXE_patchspec-test-plugin");
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+
+/// A generated corpus in a temp dir.
+struct Corpus {
+    dir: tempfile::TempDir,
+}
+
+impl Corpus {
+    fn new() -> Corpus {
+        Corpus {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("corpus")
+    }
+
+    /// A `test.write` case: write `new\n` to `a.txt`, with a misbehaviour.
+    fn case(&self, id: &str, misbehave: &str) -> &Corpus {
+        let mut call = json!({"path": "a.txt", "content": "new\n"});
+        if !misbehave.is_empty() {
+            call["misbehave"] = json!(misbehave);
+        }
+        let case = json!({
+            "id": id,
+            "summary": format!("test.write with misbehave={misbehave:?}"),
+            "spec": ["websocket-tool-protocol#tool-result"],
+            "tool": "test.write",
+            "given": {"files": {"keep.txt": "k\n"}},
+            "call": call,
+            "expect": {"result": {"success": true, "path": "a.txt"}, "files": {"keep.txt": "k\n", "a.txt": "new\n"}}
+        });
+        let path = self.root().join(format!("{id}.json"));
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, serde_json::to_string_pretty(&case).expect("json"))
+            .expect("write case");
+        self
+    }
+}
+
+/// What one `patchspec` run produced.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\nstderr:\n{}", self.stderr))
+            })
+            .collect()
+    }
+
+    /// id → (outcome, errorKind or "").
+    fn outcomes(&self) -> BTreeMap<String, (String, String)> {
+        self.lines()
+            .into_iter()
+            .filter(|v| v["type"] == "case")
+            .map(|v| {
+                (
+                    v["id"].as_str().unwrap_or_default().to_owned(),
+                    (
+                        v["outcome"].as_str().unwrap_or_default().to_owned(),
+                        v["errorKind"].as_str().unwrap_or_default().to_owned(),
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    fn case(&self, id: &str) -> Value {
+        self.lines()
+            .into_iter()
+            .find(|v| v["type"] == "case" && v["id"] == id)
+            .unwrap_or_else(|| panic!("no case {id} in\n{}\n{}", self.stdout, self.stderr))
+    }
+
+    fn message(&self, id: &str) -> String {
+        self.case(id)["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    fn footer(&self) -> Value {
+        self.lines()
+            .into_iter()
+            .find(|v| v["type"] == "footer")
+            .unwrap_or_else(|| panic!("no footer in:\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+}
+
+fn patchspec(args: &[&str]) -> Run {
+    let out = Command::new(PATCHSPEC)
+        .args(args)
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run patchspec");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `patchspec check --transport websocket --corpus C --report json <extra> [-- plugin...]`,
+/// asserting the exit code.
+fn check(corpus: &str, extra: &[&str], plugin: &[&str], code: i32) -> Run {
+    let mut args = vec![
+        "check",
+        "--transport",
+        "websocket",
+        "--corpus",
+        corpus,
+        "--report",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    if !plugin.is_empty() {
+        args.push("--");
+        args.extend_from_slice(plugin);
+    }
+    let run = patchspec(&args);
+    assert_eq!(
+        run.code, code,
+        "exit code of {args:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run
+}
+
+/// Each broken plugin behaviour gets its own outcome, and the cases after it
+/// run normally (reconnection, restart, a late answer that harms nobody).
+#[test]
+fn broken_plugins_get_their_outcomes() {
+    let c = Corpus::new();
+    let model = [
+        ("t/a-ok", "", "pass", ""),
+        ("t/root-fields", "root-fields", "error", "protocol"),
+        ("t/wrong-id", "wrong-id", "error", "protocol"),
+        ("t/never-made", "never-made", "error", "protocol"),
+        ("t/two-results", "two", "error", "protocol"),
+        ("t/garbage", "garbage", "error", "protocol"),
+        ("t/disconnect", "disconnect", "error", "crash"),
+        ("t/disconnect-then-ok", "", "pass", ""),
+        ("t/silent", "silent", "error", "timeout"),
+        ("t/silent-then-ok", "", "pass", ""),
+        ("t/b-exit", "exit", "error", "crash"),
+        ("t/b-exit-then-ok", "", "pass", ""),
+        // The late answer (after 1 s) arrives while tardy-then-slow-2 is pending.
+        ("t/tardy", "late", "error", "timeout"),
+        ("t/tardy-then-slow-1", "slow", "pass", ""),
+        ("t/tardy-then-slow-2", "slow", "pass", ""),
+        ("t/z-ok-after-all-that", "", "pass", ""),
+    ];
+    let mut expected = BTreeMap::new();
+    for (id, mode, outcome, kind) in model {
+        c.case(id, mode);
+        expected.insert(id.to_owned(), (outcome.to_owned(), kind.to_owned()));
+    }
+    let root = c.root();
+    let started = Instant::now();
+    // One call in flight, so every violation is pinned on its own case.
+    let run = check(
+        root.to_str().expect("utf-8"),
+        &["-j", "1", "--timeout", "700ms", "--max-restarts", "2"],
+        &[PLUGIN],
+        1,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.outcomes(), expected, "stderr:\n{}", run.stderr);
+
+    // The messages say what was wrong.
+    let root_fields = run.message("t/root-fields");
+    assert!(
+        root_fields.contains("at the root instead of inside \"data\""),
+        "{root_fields}"
+    );
+    let wrong_id_sent = format!(
+        "{}-not",
+        run.case("t/wrong-id")["toolCallId"]
+            .as_str()
+            .expect("an id")
+    );
+    let log_line = format!("⚠️ 未找到对应的工具调用: toolCallId={wrong_id_sent}");
+    assert!(
+        run.message("t/wrong-id").contains(&log_line),
+        "{}",
+        run.message("t/wrong-id")
+    );
+    // Logged the way the spec's backend logs it.
+    assert!(
+        run.stderr.lines().any(|l| l == log_line),
+        "{log_line} in\n{}",
+        run.stderr
+    );
+    assert!(
+        run.message("t/never-made")
+            .contains("⚠️ 未找到对应的工具调用: toolCallId=never-made-"),
+        "{}",
+        run.message("t/never-made")
+    );
+    assert!(
+        run.message("t/two-results")
+            .contains("more than one message for one call"),
+        "{}",
+        run.message("t/two-results")
+    );
+    assert!(
+        run.message("t/disconnect").contains("disconnected"),
+        "{}",
+        run.message("t/disconnect")
+    );
+    let late = format!(
+        "ignoring a late TOOL_RESULT for toolCallId={}",
+        run.case("t/tardy")["toolCallId"].as_str().expect("an id")
+    );
+    assert!(
+        run.stderr.contains(&late),
+        "the late answer is logged, not blamed: {late} in\n{}",
+        run.stderr
+    );
+    let footer = run.footer();
+    assert_eq!(
+        (footer["passed"].as_u64(), footer["failed"].as_u64()),
+        (Some(7), Some(9))
+    );
+}
+
+/// The TOOL_CALL on the wire: the protocol's fields at the root, the
+/// extension fields, and, for the spec's own tools only, `projectKey` and
+/// `webSocketSessionId` inside `params` too (never overriding the case's).
+#[test]
+fn the_tool_call_carries_the_routing_fields() {
+    let c = Corpus::new();
+    let raw = |id: &str, tool: &str, call: Value| {
+        let case = json!({
+            "id": id, "summary": "echo the TOOL_CALL", "spec": ["websocket-tool-protocol#tool-call"],
+            "tool": tool, "given": {"files": {"src/A.java": "class A {}\n"}, "session": {"activeFiles": {"src/A.java": "class A {}\n"}}},
+            "call": call, "expect": {"result": {"success": true}, "files": "unchanged"}
+        });
+        let path = c.root().join(format!("{id}.json"));
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, case.to_string()).expect("write case");
+    };
+    raw(
+        "e/grep",
+        "grep_file",
+        json!({"pattern": "class", "misbehave": "echo"}),
+    );
+    raw(
+        "e/keeps-own-key",
+        "read_file",
+        json!({"relativePath": "src/A.java", "projectKey": "mine", "misbehave": "echo"}),
+    );
+    raw(
+        "e/other-tool",
+        "test.write",
+        json!({"path": "a.txt", "misbehave": "echo"}),
+    );
+    let root = c.root();
+    let run = check(root.to_str().expect("utf-8"), &[], &[PLUGIN], 0);
+    let echo = |id: &str| run.case(id)["result"]["echo"].clone();
+    let grep = echo("e/grep");
+    assert_eq!(grep["type"], "TOOL_CALL");
+    assert_eq!(grep["toolCallId"], run.case("e/grep")["toolCallId"]);
+    assert_eq!(grep["toolName"], "grep_file");
+    let session = grep["webSocketSessionId"].as_str().expect("a session id");
+    assert!(session.starts_with("patchspec-"), "{grep}");
+    assert_eq!(
+        grep["params"],
+        json!({"pattern": "class", "misbehave": "echo", "projectKey": "patchspec", "webSocketSessionId": session})
+    );
+    let ws_root = grep["workspaceRoot"].as_str().expect("workspaceRoot");
+    assert!(
+        ws_root.starts_with('/') && ws_root.ends_with("/ws"),
+        "{ws_root}"
+    );
+    assert_eq!(
+        grep["session"],
+        json!({"activeFiles": {"src/A.java": "class A {}\n"}})
+    );
+    assert_eq!(echo("e/keeps-own-key")["params"]["projectKey"], "mine");
+    assert_eq!(
+        echo("e/other-tool")["params"],
+        json!({"path": "a.txt", "misbehave": "echo"})
+    );
+}
+
+/// `-j N` puts N calls in flight over the one connection.
+#[test]
+fn several_calls_are_in_flight_over_one_connection() {
+    let c = Corpus::new();
+    for i in 0..9 {
+        c.case(&format!("p/slow-{i}"), "slow");
+    }
+    let root = c.root();
+    let started = Instant::now();
+    let run = check(root.to_str().expect("utf-8"), &["-j", "4"], &[PLUGIN], 0);
+    let elapsed = started.elapsed();
+    let most = run
+        .lines()
+        .iter()
+        .filter(|v| v["type"] == "case")
+        .filter_map(|v| v["result"]["maxInFlight"].as_u64())
+        .max();
+    assert_eq!(most, Some(4), "{}", run.stdout);
+    // Serially: 9 × 300 ms. The probe alone, then two rounds of four.
+    assert!(elapsed < Duration::from_millis(2400), "took {elapsed:?}");
+}
+
+/// `--listen ADDR` starts nothing and waits for a plugin (inside an IDE) to
+/// connect to the URL it prints; the plugin exits when the run is over.
+#[test]
+fn listen_waits_for_a_plugin_to_connect() {
+    let c = Corpus::new();
+    c.case("l/a", "");
+    c.case("l/b", "");
+    let root = c.root();
+    let mut runner = Command::new(PATCHSPEC)
+        .args([
+            "check",
+            "--transport",
+            "websocket",
+            "--listen",
+            "127.0.0.1:0",
+            "--corpus",
+            root.to_str().expect("utf-8"),
+            "--report",
+            "json",
+        ])
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start patchspec");
+    let stderr = runner.stderr.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("ws://") {
+                let _ = tx.send(
+                    line[at..]
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .to_owned(),
+                );
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the runner prints the URL to connect to");
+    assert!(url.contains("/ws/agent/chat?sessionId="), "{url}");
+    assert!(url.contains("&projectKey="), "{url}");
+    let mut plugin = Command::new(PLUGIN)
+        .args(["--connect", &url])
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start the plugin");
+    let mut stdout = String::new();
+    runner
+        .stdout
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stdout)
+        .expect("read stdout");
+    let status = runner.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "{stdout}");
+    let run = Run {
+        code: 0,
+        stdout,
+        stderr: String::new(),
+    };
+    assert_eq!(run.lines()[0]["executor"]["transport"], "websocket");
+    assert_eq!(run.lines()[0]["executor"]["command"], json!([]));
+    assert_eq!(run.footer()["passed"], 2);
+    // The backend closed: the plugin exits by itself, with 0.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let code = loop {
+        if let Some(s) = plugin.try_wait().expect("try_wait") {
+            break s.code();
+        }
+        assert!(Instant::now() < deadline, "the plugin did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(0));
+}
+
+/// No plugin, a plugin that connects to the wrong place, one that drops
+/// the first call: the executor is unusable (exit code 3), with the reason.
+#[test]
+fn unusable_plugins_and_usage_errors() {
+    let c = Corpus::new();
+    c.case("u/a", "");
+    let root = c.root();
+    let r = root.to_str().expect("utf-8");
+    let run = check(
+        r,
+        &["--listen", "127.0.0.1:0", "--connect-timeout", "300ms"],
+        &[],
+        3,
+    );
+    assert!(run.stderr.contains("no plugin connected"), "{}", run.stderr);
+    let run = check(r, &["--connect-timeout", "2s"], &[PLUGIN, "--bad-path"], 3);
+    assert!(
+        run.stderr
+            .contains("path \"/ws/other\" is not \"/ws/agent/chat\""),
+        "{}",
+        run.stderr
+    );
+    let run = check(r, &["--connect-timeout", "2s"], &[PLUGIN, "--no-query"], 3);
+    assert!(
+        run.stderr.contains("sessionId and projectKey"),
+        "{}",
+        run.stderr
+    );
+    check(r, &[], &[PLUGIN, "--always", "disconnect"], 3);
+    check(r, &[], &[PLUGIN, "--always", "root-fields"], 3);
+    check(r, &[], &["/nonexistent/plugin"], 3);
+    // --listen belongs to the websocket transport.
+    let run = patchspec(&["check", "--corpus", r, "--listen", "127.0.0.1:0"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+/// A started plugin that exits is restarted at most `--max-restarts` times.
+#[test]
+fn plugin_restarts_are_bounded() {
+    let c = Corpus::new();
+    c.case("r/a-ok", "");
+    for i in 0..3 {
+        c.case(&format!("r/exit-{i}"), "exit");
+    }
+    c.case("r/z-ok", "");
+    let root = c.root();
+    let run = check(
+        root.to_str().expect("utf-8"),
+        &["-j", "1", "--max-restarts", "2"],
+        &[PLUGIN],
+        1,
+    );
+    let o = run.outcomes();
+    // Three processes: the first and two restarts; exit-0..exit-2 use them up.
+    assert_eq!(o["r/exit-0"], ("error".into(), "crash".into()));
+    assert_eq!(o["r/exit-2"], ("error".into(), "crash".into()));
+    assert_eq!(o["r/z-ok"], ("error".into(), "session".into()));
+    assert!(
+        run.message("r/z-ok").contains("restart bound"),
+        "{}",
+        run.message("r/z-ok")
+    );
+}
+
+/// The shipped corpus over WebSocket against the reference plugin: started
+/// by the runner (no executor named), and named explicitly with the `{url}`
+/// placeholder. A transport must not change any verdict: the outcomes equal
+/// the in-process ones, and they all pass.
+#[test]
+fn the_corpus_passes_over_websocket_against_the_reference_plugin() {
+    let inprocess = patchspec(&["check", "--corpus", CORPUS, "--report", "json"]).outcomes();
+    for plugin in [vec![], vec![PATCHSPEC, "exec", "--connect", "{url}"]] {
+        let run = patchspec(
+            &[
+                &[
+                    "check",
+                    "--transport",
+                    "websocket",
+                    "-j",
+                    "2",
+                    "--ignore-path",
+                    ".patchspec",
+                    "--corpus",
+                    CORPUS,
+                    "--report",
+                    "json",
+                ][..],
+                if plugin.is_empty() { &[] } else { &["--"] },
+                &plugin,
+            ]
+            .concat(),
+        );
+        assert_eq!(run.outcomes(), inprocess, "{plugin:?}");
+        assert_eq!(run.lines()[0]["executor"]["transport"], "websocket");
+        let failed: Vec<&String> = inprocess
+            .iter()
+            .filter(|(_, (o, _))| o != "pass")
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(
+            (run.code, run.footer()["failed"].as_u64()),
+            (0, Some(0)),
+            "{plugin:?}: not passing (in-process too): {failed:?}"
+        );
+    }
+}
+
+/// The reference plugin against a backend shaped like the spec's own
+/// example (no extension fields): answers in the `data` layer, serves the
+/// cwd when no `workspaceRoot` is given, refuses a malformed call with
+/// `success: false`, ignores other message types, exits 0 on close.
+#[test]
+fn the_reference_plugin_serves_a_spec_shaped_backend() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let url = format!("ws://127.0.0.1:{port}/ws/agent/chat?sessionId=test-123&projectKey=autoloop");
+    let mut plugin = Command::new(PATCHSPEC)
+        .args(["exec", "--connect", &url])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start the plugin");
+    let (stream, _) = listener.accept().expect("the plugin connects");
+    let mut ws = tungstenite::accept(stream).expect("upgrade");
+    for msg in [
+        json!({"type": "CHAT", "text": "not for the plugin"}),
+        json!({"type": "TOOL_CALL", "toolCallId": "test-001", "toolName": "grep_file", "params": {"pattern": "TODO", "projectKey": "autoloop"}}),
+        json!({"type": "TOOL_CALL", "toolCallId": "test-002", "toolName": "workspace.read_file", "params": {"path": "a.txt"}, "webSocketSessionId": "test-123"}),
+        json!({"type": "TOOL_CALL", "toolCallId": "test-003", "params": {}}),
+    ] {
+        ws.send(tungstenite::Message::text(msg.to_string()))
+            .expect("send");
+    }
+    let mut answers = BTreeMap::new();
+    while answers.len() < 3 {
+        let text = match ws.read().expect("read") {
+            tungstenite::Message::Text(t) => t.as_str().to_owned(),
+            _ => continue,
+        };
+        let v: Value = serde_json::from_str(&text).expect("JSON");
+        // Every field inside data; nothing else at the root.
+        let root: Vec<&String> = v.as_object().expect("object").keys().collect();
+        assert_eq!(root, ["type", "data"], "{v}");
+        assert_eq!(v["type"], "TOOL_RESULT");
+        let id = v["data"]["toolCallId"].as_str().expect("id").to_owned();
+        answers.insert(id, v["data"].clone());
+    }
+    assert!(answers["test-001"]["result"].is_string());
+    let read = &answers["test-002"];
+    assert_eq!(read["success"], true, "{read}");
+    let doc: Value = serde_json::from_str(read["result"].as_str().expect("a string")).expect("doc");
+    assert_eq!(doc["file"]["content"], "one\n");
+    let refused = &answers["test-003"];
+    assert_eq!(refused["success"], false);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("toolName"),
+        "{refused}"
+    );
+    ws.close(None).expect("close");
+    while ws.read().is_ok() {}
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let code = loop {
+        if let Some(s) = plugin.try_wait().expect("try_wait") {
+            break s.code();
+        }
+        assert!(Instant::now() < deadline, "the plugin did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(0));
+}
