@@ -1,0 +1,8 @@
+//! cargo-fuzz target `envelope_parse`: the logic and its oracles are
+//! [`patchspec_fuzz::oracles::envelope_parse`], which `engine/tests/fuzz_replay.rs`
+//! also runs on every checked-in seed and regression.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| patchspec_fuzz::oracles::envelope_parse(data));

@@ -1,0 +1,749 @@
+//! The independent model of the `apply_patch` envelope: a line-list parser
+//! and a naive hunk applier, written from `docs/clarifications.md` and the
+//! grammar in patch-envelope.md, sharing no code with the engine.
+//!
+//! It is meant to be obviously correct rather than fast: the parser walks a
+//! `Vec<&str>` with an index; the applier keeps the file as a `Vec` of line
+//! items and, for every hunk, scans the whole list for its old block
+//! (O(lines × hunk) per hunk). The differential oracles in `super` compare
+//! the engine with it; when they disagree, one of the two is wrong, and the
+//! model is short enough to check by reading.
+//!
+//! Left out: symlinks and the real filesystem (see [`super::apply_model`]).
+
+use std::collections::HashMap;
+
+use patchspec_engine::envelope::{LineKind, Patch, SectionKind};
+
+/// `\ No newline at end of file`.
+pub const NO_NEWLINE: &str = "\\ No newline at end of file";
+
+/// A parsed envelope, with the envelope line of everything (so the oracle
+/// compares line numbers too, which the engine's `Span` equality ignores).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MPatch {
+    /// The sections, in order.
+    pub sections: Vec<MSection>,
+}
+
+/// One section and the line of its directive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MSection {
+    /// 1-based envelope line of the directive.
+    pub line: usize,
+    /// What it does.
+    pub kind: MKind,
+}
+
+/// The three section shapes (a move is an update with `move_to`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MKind {
+    /// `*** Add File:`.
+    Add {
+        /// As written.
+        path: String,
+        /// `+` stripped.
+        lines: Vec<String>,
+        /// Closed by the no-newline marker.
+        no_newline: bool,
+    },
+    /// `*** Update File:` (optionally `*** Move to:`) or `*** Move File:`.
+    Update {
+        /// Source, as written.
+        path: String,
+        /// Destination of a move.
+        move_to: Option<String>,
+        /// The hunks.
+        hunks: Vec<MHunk>,
+    },
+    /// `*** Delete File:`.
+    Delete {
+        /// As written.
+        path: String,
+    },
+}
+
+/// One `@@` hunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MHunk {
+    /// Line of its `@@`.
+    pub line: usize,
+    /// Text after `@@`, one space stripped.
+    pub header: String,
+    /// Body lines.
+    pub lines: Vec<MLine>,
+    /// Closed by `*** End of File`.
+    pub eof: bool,
+}
+
+/// One hunk body line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MLine {
+    /// Its envelope line.
+    pub line: usize,
+    /// `' '`, `'-'` or `'+'`.
+    pub kind: char,
+    /// Without the prefix.
+    pub text: String,
+    /// Followed by the no-newline marker.
+    pub no_newline: bool,
+}
+
+impl MPatch {
+    /// The engine's [`Patch`] in model form (line numbers included).
+    pub fn from_engine(p: &Patch<'_>) -> MPatch {
+        let sections = p
+            .sections
+            .iter()
+            .map(|s| MSection {
+                line: s.span.line,
+                kind: match &s.kind {
+                    SectionKind::Add {
+                        path,
+                        lines,
+                        no_newline_at_end,
+                    } => MKind::Add {
+                        path: path.to_string(),
+                        lines: lines.iter().map(|l| l.to_string()).collect(),
+                        no_newline: *no_newline_at_end,
+                    },
+                    SectionKind::Update {
+                        path,
+                        move_to,
+                        hunks,
+                    } => MKind::Update {
+                        path: path.to_string(),
+                        move_to: move_to.map(str::to_string),
+                        hunks: hunks
+                            .iter()
+                            .map(|h| MHunk {
+                                line: h.span.line,
+                                header: h.header.to_string(),
+                                lines: h
+                                    .lines
+                                    .iter()
+                                    .map(|l| MLine {
+                                        line: l.span.line,
+                                        kind: match l.kind {
+                                            LineKind::Context => ' ',
+                                            LineKind::Remove => '-',
+                                            LineKind::Add => '+',
+                                        },
+                                        text: l.text.to_string(),
+                                        no_newline: l.no_newline,
+                                    })
+                                    .collect(),
+                                eof: h.end_of_file,
+                            })
+                            .collect(),
+                    },
+                    SectionKind::Delete { path } => MKind::Delete {
+                        path: path.to_string(),
+                    },
+                },
+            })
+            .collect();
+        MPatch { sections }
+    }
+}
+
+// ---------------------------------------------------------------- parser
+
+/// One envelope line, classified on its own.
+#[derive(Clone, Copy, Debug)]
+enum L<'a> {
+    Begin,
+    End,
+    EndOfFile,
+    Add(&'a str),
+    Update(&'a str),
+    Delete(&'a str),
+    MoveTo(&'a str),
+    MoveFile(&'a str, &'a str),
+    Marker,
+    Text(&'a str),
+    /// A malformed `***` line or marker: an error wherever it stands.
+    Bad,
+}
+
+impl L<'_> {
+    /// The directives that end a body and may start the next section.
+    fn starts_section(self) -> bool {
+        matches!(
+            self,
+            L::End | L::Add(_) | L::Update(_) | L::Delete(_) | L::MoveFile(..)
+        )
+    }
+}
+
+fn ok_path(p: &str) -> bool {
+    !p.is_empty() && p.trim() == p
+}
+
+fn classify(s: &str) -> L<'_> {
+    if s.starts_with("***") {
+        match s {
+            "*** Begin Patch" => return L::Begin,
+            "*** End Patch" => return L::End,
+            "*** End of File" => return L::EndOfFile,
+            _ => {}
+        }
+        for (prefix, which) in [
+            ("*** Add File: ", 0),
+            ("*** Update File: ", 1),
+            ("*** Delete File: ", 2),
+            ("*** Move to: ", 3),
+        ] {
+            if let Some(p) = s.strip_prefix(prefix) {
+                if !ok_path(p) {
+                    return L::Bad;
+                }
+                return match which {
+                    0 => L::Add(p),
+                    1 => L::Update(p),
+                    2 => L::Delete(p),
+                    _ => L::MoveTo(p),
+                };
+            }
+        }
+        if let Some(arg) = s.strip_prefix("*** Move File: ") {
+            if let Some((a, b)) = arg.split_once(" -> ") {
+                if ok_path(a) && ok_path(b) {
+                    return L::MoveFile(a, b);
+                }
+            }
+        }
+        return L::Bad;
+    }
+    if s == NO_NEWLINE {
+        return L::Marker;
+    }
+    if let Some(rest) = s.strip_prefix(NO_NEWLINE) {
+        if rest.chars().all(char::is_whitespace) {
+            return L::Bad;
+        }
+    }
+    L::Text(s)
+}
+
+struct P<'a> {
+    lines: Vec<&'a str>,
+    /// Index of the next line to look at (0-based); its number is `i + 1`.
+    i: usize,
+    claimed: HashMap<&'a str, usize>,
+}
+
+type R<T> = Result<T, usize>;
+
+impl<'a> P<'a> {
+    fn peek(&self) -> Option<L<'a>> {
+        self.lines.get(self.i).map(|s| classify(s))
+    }
+
+    fn here(&self) -> usize {
+        self.i + 1
+    }
+
+    fn claim(&mut self, path: &'a str, section: usize, line: usize) -> R<()> {
+        if self.claimed.contains_key(path) {
+            return Err(line);
+        }
+        self.claimed.insert(path, section);
+        Ok(())
+    }
+
+    fn envelope(mut self) -> R<MPatch> {
+        if self.lines.first() != Some(&"*** Begin Patch") {
+            return Err(1);
+        }
+        self.i = 1;
+        let mut sections = Vec::new();
+        loop {
+            let here = self.here();
+            let Some(l) = self.peek() else {
+                return Err(here);
+            };
+            let kind = match l {
+                L::End => {
+                    if sections.is_empty() {
+                        return Err(here);
+                    }
+                    if self.i + 1 < self.lines.len() {
+                        return Err(here + 1);
+                    }
+                    return Ok(MPatch { sections });
+                }
+                L::Add(path) => {
+                    self.claim(path, here, here)?;
+                    self.i += 1;
+                    self.add_body(path)?
+                }
+                L::Update(path) => {
+                    self.claim(path, here, here)?;
+                    self.i += 1;
+                    let mut move_to = None;
+                    if let Some(L::MoveTo(to)) = self.peek() {
+                        if to != path {
+                            let to_line = self.here();
+                            self.claim(to, here, to_line)?;
+                        }
+                        self.i += 1;
+                        move_to = Some(to.to_string());
+                    }
+                    let hunks = self.hunks(move_to.is_some())?;
+                    MKind::Update {
+                        path: path.to_string(),
+                        move_to,
+                        hunks,
+                    }
+                }
+                L::MoveFile(from, to) => {
+                    self.claim(from, here, here)?;
+                    if to != from {
+                        self.claim(to, here, here)?;
+                    }
+                    self.i += 1;
+                    let hunks = self.hunks(true)?;
+                    MKind::Update {
+                        path: from.to_string(),
+                        move_to: Some(to.to_string()),
+                        hunks,
+                    }
+                }
+                L::Delete(path) => {
+                    self.claim(path, here, here)?;
+                    self.i += 1;
+                    self.section_end()?;
+                    MKind::Delete {
+                        path: path.to_string(),
+                    }
+                }
+                _ => return Err(here),
+            };
+            sections.push(MSection { line: here, kind });
+        }
+    }
+
+    /// After a complete body: the end, or a line that starts a section.
+    fn section_end(&self) -> R<()> {
+        match self.peek() {
+            None => Ok(()),
+            Some(l) if l.starts_section() => Ok(()),
+            Some(_) => Err(self.here()),
+        }
+    }
+
+    fn add_body(&mut self, path: &str) -> R<MKind> {
+        let mut lines = Vec::new();
+        let mut no_newline = false;
+        while let Some(l) = self.peek() {
+            match l {
+                L::Text(t) if t.starts_with('+') => {
+                    lines.push(t[1..].to_string());
+                    self.i += 1;
+                }
+                L::Marker if !lines.is_empty() => {
+                    self.i += 1;
+                    no_newline = true;
+                    self.section_end()?;
+                    break;
+                }
+                l if l.starts_section() => break,
+                _ => return Err(self.here()),
+            }
+        }
+        Ok(MKind::Add {
+            path: path.to_string(),
+            lines,
+            no_newline,
+        })
+    }
+
+    fn hunks(&mut self, optional: bool) -> R<Vec<MHunk>> {
+        let mut hunks = Vec::new();
+        while let Some(l) = self.peek() {
+            match l {
+                L::Text(t) if t.starts_with("@@") => {
+                    let at = self.here();
+                    let header = &t[2..];
+                    let header = header.strip_prefix(' ').unwrap_or(header);
+                    self.i += 1;
+                    hunks.push(self.hunk(at, header)?);
+                }
+                l if l.starts_section() && (optional || !hunks.is_empty()) => break,
+                _ => return Err(self.here()),
+            }
+        }
+        Ok(hunks)
+    }
+
+    fn hunk(&mut self, at: usize, header: &str) -> R<MHunk> {
+        let mut lines: Vec<MLine> = Vec::new();
+        let mut eof = false;
+        let mut after_marker = false;
+        while let Some(l) = self.peek() {
+            let here = self.here();
+            match l {
+                L::Text(t) => match t.chars().next() {
+                    Some(c @ (' ' | '-' | '+')) => {
+                        lines.push(MLine {
+                            line: here,
+                            kind: c,
+                            text: t[1..].to_string(),
+                            no_newline: false,
+                        });
+                        after_marker = false;
+                        self.i += 1;
+                    }
+                    _ if t.starts_with("@@") && !lines.is_empty() => break,
+                    _ => return Err(here),
+                },
+                L::Marker => {
+                    if after_marker {
+                        return Err(here);
+                    }
+                    let Some(last) = lines.last_mut() else {
+                        return Err(here);
+                    };
+                    last.no_newline = true;
+                    after_marker = true;
+                    self.i += 1;
+                }
+                L::EndOfFile if !lines.is_empty() => {
+                    self.i += 1;
+                    eof = true;
+                    break;
+                }
+                l if l.starts_section() && !lines.is_empty() => break,
+                _ => return Err(here),
+            }
+        }
+        // A marker must follow the last line of the side(s) it speaks for
+        // (C-text-final-newline); checked once the hunk is complete, and
+        // reported at the (first) misplaced marker.
+        let last_old = lines.iter().rposition(|l| l.kind != '+');
+        let last_new = lines.iter().rposition(|l| l.kind != '-');
+        for (j, l) in lines.iter().enumerate() {
+            let ok = match l.kind {
+                ' ' => Some(j) == last_old && Some(j) == last_new,
+                '-' => Some(j) == last_old,
+                _ => Some(j) == last_new,
+            };
+            if l.no_newline && !ok {
+                return Err(l.line + 1);
+            }
+        }
+        Ok(MHunk {
+            line: at,
+            header: header.to_string(),
+            lines,
+            eof,
+        })
+    }
+}
+
+/// Parse an envelope; `Err(line)` is the 1-based line of the first error
+/// (one past the last line when the envelope ends too early).
+pub fn parse(bytes: &[u8]) -> Result<MPatch, usize> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(1 + bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count())
+        }
+    };
+    let mut lines: Vec<&str> = if text.is_empty() {
+        Vec::new()
+    } else {
+        text.strip_suffix('\n')
+            .unwrap_or(text)
+            .split('\n')
+            .collect()
+    };
+    if lines.first() == Some(&"*** Begin Patch\r") {
+        for l in &mut lines {
+            if let Some(s) = l.strip_suffix('\r') {
+                *l = s;
+            }
+        }
+    }
+    P {
+        lines,
+        i: 0,
+        claimed: HashMap::new(),
+    }
+    .envelope()
+}
+
+/// How many lines the parser sees in `bytes` (a final `\n` ends the last
+/// line; it does not start a new one).
+pub fn line_count(bytes: &[u8]) -> usize {
+    if bytes.is_empty() {
+        return 0;
+    }
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    1 + body.iter().filter(|&&b| b == b'\n').count()
+}
+
+// ---------------------------------------------------------------- applier
+
+/// Why a hunk failed, as the model sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HunkErr {
+    /// A `\ No newline` marker on a line that is not last of its side.
+    Misplaced,
+    /// The old block occurs nowhere.
+    NotFound,
+    /// It occurs more than once.
+    Multiple,
+    /// Its one match touches what an earlier hunk wrote or removed.
+    Overlapping,
+}
+
+/// A file split into lines: (content, ending) pairs, and whether a BOM leads.
+pub struct FileLines {
+    /// A UTF-8 BOM stood in front.
+    pub bom: bool,
+    /// (content, ending) with ending `"\n"`, `"\r\n"` or `""` (last line only).
+    pub lines: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Split `bytes` into lines, the obvious way.
+pub fn split_lines(bytes: &[u8]) -> FileLines {
+    let (bom, mut rest) = match bytes.strip_prefix(BOM) {
+        Some(r) => (true, r),
+        None => (false, bytes),
+    };
+    let mut lines = Vec::new();
+    while !rest.is_empty() {
+        match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                let (line, tail) = rest.split_at(i + 1);
+                let (content, ending) = if line.ends_with(b"\r\n") {
+                    line.split_at(line.len() - 2)
+                } else {
+                    line.split_at(line.len() - 1)
+                };
+                lines.push((content.to_vec(), ending.to_vec()));
+                rest = tail;
+            }
+            None => {
+                lines.push((rest.to_vec(), Vec::new()));
+                rest = &[];
+            }
+        }
+    }
+    FileLines { bom, lines }
+}
+
+impl FileLines {
+    /// The ending for added lines: that of the first terminated line, LF if none.
+    pub fn newline(&self) -> Vec<u8> {
+        self.lines
+            .iter()
+            .find(|(_, e)| !e.is_empty())
+            .map_or(b"\n".to_vec(), |(_, e)| e.clone())
+    }
+
+    /// Whether the file ends with a newline (an empty file does).
+    pub fn final_newline(&self) -> bool {
+        self.lines.last().is_none_or(|(_, e)| !e.is_empty())
+    }
+}
+
+/// Join lines back: BOM, every line with its ending (a line without one gets
+/// `nl` when another follows), the last one's ending set by `final_newline`.
+pub fn join_lines(
+    bom: bool,
+    lines: &[(Vec<u8>, Vec<u8>)],
+    nl: &[u8],
+    final_newline: bool,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    if bom {
+        out.extend_from_slice(BOM);
+    }
+    for (i, (content, ending)) in lines.iter().enumerate() {
+        out.extend_from_slice(content);
+        let last = i + 1 == lines.len();
+        if last && !final_newline {
+            continue;
+        }
+        if ending.is_empty() {
+            out.extend_from_slice(nl);
+        } else {
+            out.extend_from_slice(ending);
+        }
+    }
+    out
+}
+
+/// A post-state item: a line (with the hunk that wrote it, if any) or the
+/// place where a hunk removed lines and wrote none.
+#[derive(Clone, Debug)]
+enum Item {
+    Line {
+        content: Vec<u8>,
+        /// Original ending, or `""` for an added line (it takes the file's).
+        ending: Vec<u8>,
+        owner: Option<usize>,
+    },
+    Cut,
+}
+
+/// Apply the hunks of one Update section to `original`, the naive way
+/// (clarifications C-match-*, C-text-*).
+pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, HunkErr)> {
+    let file = split_lines(original);
+    let nl = file.newline();
+    // Marker placement first, for every hunk (it is a property of the patch).
+    let mut shapes = Vec::new();
+    for (i, h) in hunks.iter().enumerate() {
+        let last_old = h.lines.iter().rposition(|l| l.kind != '+');
+        let last_new = h.lines.iter().rposition(|l| l.kind != '-');
+        let (mut old_nn, mut new_nn) = (false, false);
+        for (j, l) in h.lines.iter().enumerate() {
+            if !l.no_newline {
+                continue;
+            }
+            let ok = match l.kind {
+                ' ' => Some(j) == last_old && Some(j) == last_new,
+                '-' => Some(j) == last_old,
+                _ => Some(j) == last_new,
+            };
+            if !ok {
+                return Err((i, HunkErr::Misplaced));
+            }
+            old_nn |= l.kind != '+';
+            new_nn |= l.kind != '-';
+        }
+        shapes.push((old_nn, new_nn));
+    }
+    let mut items: Vec<Item> = file
+        .lines
+        .iter()
+        .map(|(c, e)| Item::Line {
+            content: c.clone(),
+            ending: e.clone(),
+            owner: None,
+        })
+        .collect();
+    let mut final_nl = file.final_newline();
+    for (i, h) in hunks.iter().enumerate() {
+        let (old_nn, new_nn) = shapes[i];
+        let at_end = h.eof || old_nn || new_nn;
+        let old: Vec<&[u8]> = h
+            .lines
+            .iter()
+            .filter(|l| l.kind != '+')
+            .map(|l| l.text.as_bytes())
+            .collect();
+        if old_nn && final_nl {
+            return Err((i, HunkErr::NotFound));
+        }
+        let line_at: Vec<usize> = (0..items.len())
+            .filter(|&k| matches!(items[k], Item::Line { .. }))
+            .collect();
+        let n = line_at.len();
+        if old.is_empty() {
+            if !at_end && n > 0 {
+                return Err((i, HunkErr::Multiple));
+            }
+            for l in h.lines.iter().filter(|l| l.kind == '+') {
+                items.push(Item::Line {
+                    content: l.text.as_bytes().to_vec(),
+                    ending: Vec::new(),
+                    owner: Some(i),
+                });
+            }
+            if new_nn {
+                final_nl = false;
+            }
+            continue;
+        }
+        let content = |k: usize| match &items[line_at[k]] {
+            Item::Line { content, .. } => content.as_slice(),
+            Item::Cut => unreachable!("line_at indexes lines only"),
+        };
+        let matches: Vec<usize> = (0..n.saturating_sub(old.len() - 1))
+            .filter(|&s| (0..old.len()).all(|j| content(s + j) == old[j]))
+            .filter(|&s| !at_end || s + old.len() == n)
+            .collect();
+        let s = match matches.len() {
+            0 => return Err((i, HunkErr::NotFound)),
+            1 => matches[0],
+            _ => return Err((i, HunkErr::Multiple)),
+        };
+        let (first, last) = (line_at[s], line_at[s + old.len() - 1]);
+        let touches = items[first..=last].iter().any(|it| match it {
+            Item::Line { owner, .. } => owner.is_some(),
+            Item::Cut => true,
+        });
+        if touches {
+            return Err((i, HunkErr::Overlapping));
+        }
+        let matched: Vec<Item> = items[first..=last].to_vec();
+        let mut old_iter = matched.into_iter();
+        let mut new_items = Vec::new();
+        for l in &h.lines {
+            match l.kind {
+                ' ' => {
+                    let Some(Item::Line {
+                        content, ending, ..
+                    }) = old_iter.next()
+                    else {
+                        unreachable!("the match has one line per old line")
+                    };
+                    new_items.push(Item::Line {
+                        content,
+                        ending,
+                        owner: Some(i),
+                    });
+                }
+                '-' => {
+                    old_iter.next();
+                }
+                _ => new_items.push(Item::Line {
+                    content: l.text.as_bytes().to_vec(),
+                    ending: Vec::new(),
+                    owner: Some(i),
+                }),
+            }
+        }
+        if new_items.is_empty() {
+            new_items.push(Item::Cut);
+        }
+        let reaches_end = s + old.len() == n;
+        items.splice(first..=last, new_items);
+        if at_end || reaches_end {
+            if new_nn {
+                final_nl = false;
+            } else if old_nn {
+                final_nl = true;
+            }
+        }
+    }
+    let lines: Vec<(Vec<u8>, Vec<u8>)> = items
+        .into_iter()
+        .filter_map(|it| match it {
+            Item::Line {
+                content, ending, ..
+            } => Some((content, ending)),
+            Item::Cut => None,
+        })
+        .collect();
+    Ok(join_lines(file.bom, &lines, &nl, final_nl))
+}
+
+/// The bytes of an Add section (C-env-add-newline).
+pub fn add_content(lines: &[String], no_newline: bool) -> Vec<u8> {
+    let mut out = lines.join("\n").into_bytes();
+    if !no_newline && lines.last().is_some_and(|l| !l.is_empty()) {
+        out.push(b'\n');
+    }
+    out
+}

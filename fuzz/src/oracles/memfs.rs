@@ -1,0 +1,298 @@
+//! `MemFs`: an in-memory [`Fs`] so a fuzz execution costs microseconds, not
+//! a temp directory and an fsync per file; and [`snapshot`], the byte-exact
+//! view of any `Fs` tree that the "refusal changes nothing" and "no temp file
+//! remains" oracles compare.
+//!
+//! Left out on purpose: symlinks (the oracles' model has none; `RealFs` runs
+//! cover the real syscalls) and concurrency beyond a `Mutex`.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use patchspec_engine::fs::{EntryKind, Fs};
+
+/// The permission bits a file gets when created without a mode.
+pub const DEFAULT_FILE_MODE: u32 = 0o100644;
+const DIR_MODE: u32 = 0o040755;
+
+/// One entry of a tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// A regular file: bytes and permission bits (`0o7777` part only).
+    File(Vec<u8>, u32),
+    /// A directory.
+    Dir,
+}
+
+/// An in-memory workspace: path → node; `""` (the root) is implicit.
+#[derive(Default)]
+pub struct MemFs {
+    nodes: Mutex<BTreeMap<String, Node>>,
+}
+
+fn parent(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..i])
+}
+
+fn err(kind: io::ErrorKind, what: &str, path: &str) -> io::Error {
+    io::Error::new(kind, format!("memfs: {what}: {path}"))
+}
+
+impl MemFs {
+    /// A workspace holding `files` (path, bytes, mode) and `dirs`; parent
+    /// directories are created. `None` when the paths conflict (a file
+    /// where a directory is needed, a path declared twice).
+    pub fn with(files: &[(String, Vec<u8>, u32)], dirs: &[String]) -> Option<MemFs> {
+        let mut nodes = BTreeMap::new();
+        let mkdirs = |path: &str, nodes: &mut BTreeMap<String, Node>| -> Option<()> {
+            let mut prefix = String::new();
+            for part in path.split('/') {
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(part);
+                match nodes.get(&prefix) {
+                    Some(Node::Dir) => {}
+                    Some(Node::File(..)) => return None,
+                    None => {
+                        nodes.insert(prefix.clone(), Node::Dir);
+                    }
+                }
+            }
+            Some(())
+        };
+        for d in dirs {
+            if !valid_rel(d) {
+                return None;
+            }
+            mkdirs(d, &mut nodes)?;
+        }
+        for (path, bytes, mode) in files {
+            if !valid_rel(path) {
+                return None;
+            }
+            let p = parent(path);
+            if !p.is_empty() {
+                mkdirs(p, &mut nodes)?;
+            }
+            if nodes.contains_key(path) {
+                return None;
+            }
+            nodes.insert(path.clone(), Node::File(bytes.clone(), mode & 0o7777));
+        }
+        Some(MemFs {
+            nodes: Mutex::new(nodes),
+        })
+    }
+
+    fn with_nodes<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Node>) -> T) -> T {
+        let mut guard = match self.nodes.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut guard)
+    }
+}
+
+/// A normalised relative path: non-empty `/`-separated names, no `.`/`..`.
+pub fn valid_rel(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && !c.contains('\0'))
+}
+
+fn is_dir(nodes: &BTreeMap<String, Node>, path: &str) -> bool {
+    path.is_empty() || matches!(nodes.get(path), Some(Node::Dir))
+}
+
+impl Fs for MemFs {
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        self.with_nodes(|n| match n.get(path) {
+            Some(Node::File(b, _)) => Ok(b.clone()),
+            Some(Node::Dir) => Err(err(io::ErrorKind::Other, "is a directory", path)),
+            None if path.is_empty() => Err(err(io::ErrorKind::Other, "is a directory", path)),
+            None => Err(err(io::ErrorKind::NotFound, "no such file", path)),
+        })
+    }
+
+    fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
+        self.with_nodes(|n| {
+            if path.is_empty() {
+                return Ok(Some(EntryKind::Dir));
+            }
+            Ok(n.get(path).map(|node| match node {
+                Node::File(..) => EntryKind::File,
+                Node::Dir => EntryKind::Dir,
+            }))
+        })
+    }
+
+    fn read_link(&self, path: &str) -> io::Result<PathBuf> {
+        Err(err(io::ErrorKind::InvalidInput, "not a symlink", path))
+    }
+
+    fn list_dir(&self, path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+        self.with_nodes(|n| {
+            if !is_dir(n, path) {
+                return Err(err(io::ErrorKind::NotFound, "not a directory", path));
+            }
+            let mut out: Vec<(String, EntryKind)> = n
+                .iter()
+                .filter(|(p, _)| parent(p) == path && p.as_str() != path)
+                .map(|(p, node)| {
+                    let name = p.rsplit('/').next().unwrap_or(p).to_string();
+                    let kind = match node {
+                        Node::File(..) => EntryKind::File,
+                        Node::Dir => EntryKind::Dir,
+                    };
+                    (name, kind)
+                })
+                .collect();
+            out.sort();
+            Ok(out)
+        })
+    }
+
+    fn mode(&self, path: &str) -> io::Result<u32> {
+        self.with_nodes(|n| match n.get(path) {
+            Some(Node::File(_, m)) => Ok(0o100000 | m),
+            Some(Node::Dir) => Ok(DIR_MODE),
+            None if path.is_empty() => Ok(DIR_MODE),
+            None => Err(err(io::ErrorKind::NotFound, "no such file", path)),
+        })
+    }
+
+    fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        self.with_nodes(|n| {
+            if path.is_empty() || n.contains_key(path) {
+                return Err(err(io::ErrorKind::AlreadyExists, "exists", path));
+            }
+            if !is_dir(n, parent(path)) {
+                return Err(err(io::ErrorKind::NotFound, "no parent directory", path));
+            }
+            let mode = mode.unwrap_or(DEFAULT_FILE_MODE) & 0o7777;
+            n.insert(path.to_string(), Node::File(bytes.to_vec(), mode));
+            Ok(())
+        })
+    }
+
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.with_nodes(|n| {
+            let Some(Node::File(..)) = n.get(from) else {
+                return Err(err(
+                    io::ErrorKind::NotFound,
+                    "rename source is not a file",
+                    from,
+                ));
+            };
+            if to.is_empty() || matches!(n.get(to), Some(Node::Dir)) {
+                return Err(err(io::ErrorKind::Other, "rename onto a directory", to));
+            }
+            if !is_dir(n, parent(to)) {
+                return Err(err(io::ErrorKind::NotFound, "no parent directory", to));
+            }
+            if from == to {
+                return Ok(());
+            }
+            let node = n.remove(from).expect("checked above: from is a file");
+            n.insert(to.to_string(), node);
+            Ok(())
+        })
+    }
+
+    fn remove_file(&self, path: &str) -> io::Result<()> {
+        self.with_nodes(|n| match n.get(path) {
+            Some(Node::File(..)) => {
+                n.remove(path);
+                Ok(())
+            }
+            Some(Node::Dir) => Err(err(io::ErrorKind::Other, "is a directory", path)),
+            None => Err(err(io::ErrorKind::NotFound, "no such file", path)),
+        })
+    }
+
+    fn create_dir(&self, path: &str) -> io::Result<()> {
+        self.with_nodes(|n| {
+            if path.is_empty() || n.contains_key(path) {
+                return Err(err(io::ErrorKind::AlreadyExists, "exists", path));
+            }
+            if !is_dir(n, parent(path)) {
+                return Err(err(io::ErrorKind::NotFound, "no parent directory", path));
+            }
+            n.insert(path.to_string(), Node::Dir);
+            Ok(())
+        })
+    }
+
+    fn remove_dir(&self, path: &str) -> io::Result<()> {
+        self.with_nodes(|n| {
+            if !matches!(n.get(path), Some(Node::Dir)) {
+                return Err(err(io::ErrorKind::NotFound, "not a directory", path));
+            }
+            if n.keys().any(|p| parent(p) == path && p != path) {
+                return Err(err(io::ErrorKind::Other, "directory not empty", path));
+            }
+            n.remove(path);
+            Ok(())
+        })
+    }
+
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        self.with_nodes(|n| {
+            if is_dir(n, path) {
+                Ok(())
+            } else {
+                Err(err(io::ErrorKind::NotFound, "not a directory", path))
+            }
+        })
+    }
+}
+
+/// Every entry below the root of `fs`, through the [`Fs`] trait only (so it
+/// works for `MemFs` and `RealFs` alike). File modes keep their `0o777` bits.
+pub fn snapshot(fs: &dyn Fs) -> BTreeMap<String, Node> {
+    fn walk(fs: &dyn Fs, dir: &str, out: &mut BTreeMap<String, Node>) {
+        let entries = fs.list_dir(dir).expect("snapshot: list a directory");
+        for (name, kind) in entries {
+            let path = if dir.is_empty() {
+                name
+            } else {
+                format!("{dir}/{name}")
+            };
+            match kind {
+                EntryKind::Dir => {
+                    out.insert(path.clone(), Node::Dir);
+                    walk(fs, &path, out);
+                }
+                EntryKind::File => {
+                    let bytes = fs.read(&path).expect("snapshot: read a file");
+                    let mode = fs.mode(&path).expect("snapshot: mode of a file") & 0o777;
+                    out.insert(path, Node::File(bytes, mode));
+                }
+                other => panic!("snapshot: unexpected {other:?} at {path}"),
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(fs, "", &mut out);
+    out
+}
+
+/// The snapshot without the engine's private folder (`.patchspec/`, its trash).
+pub fn visible(tree: &BTreeMap<String, Node>) -> BTreeMap<String, Node> {
+    tree.iter()
+        .filter(|(p, _)| *p != ".patchspec" && !p.starts_with(".patchspec/"))
+        .map(|(p, n)| (p.clone(), n.clone()))
+        .collect()
+}
+
+/// Paths of staged temp files (`*.apply-patch.tmp`) anywhere in the tree.
+pub fn temp_files(tree: &BTreeMap<String, Node>) -> Vec<String> {
+    tree.keys()
+        .filter(|p| p.ends_with(".apply-patch.tmp"))
+        .cloned()
+        .collect()
+}

@@ -1,0 +1,148 @@
+//! Seed inputs: every envelope and every batch of the JSON corpus
+//! (`corpus/**/*.json`), in the shape each target reads, plus a few
+//! hand-written ones that reach grammar corners the corpus may not have yet.
+//!
+//! `extract-seeds` writes them to `fuzz/corpus/<target>/<hash>`; the replay
+//! test also derives them live, so a corpus case added without re-running
+//! the extractor is still replayed.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::case;
+
+/// `(target, input bytes)` pairs.
+pub type Seeds = Vec<(&'static str, Vec<u8>)>;
+
+/// Every `*.json` file below `dir`, sorted.
+pub fn case_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
+/// The seeds of one corpus case (none for tools the targets do not cover).
+pub fn from_case(text: &str) -> Seeds {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let tool = v.get("tool").and_then(Value::as_str).unwrap_or_default();
+    let Some(call) = v.get("call") else {
+        return Vec::new();
+    };
+    let given = v.get("given");
+    let files = given
+        .and_then(|g| g.get("files"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let dirs = given
+        .and_then(|g| g.get("dirs"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    match tool {
+        "apply_patch" => {
+            let mut out = Vec::new();
+            if let Some(patch) = call.get("patch").and_then(Value::as_str) {
+                out.push(("envelope_parse", patch.as_bytes().to_vec()));
+            }
+            out.push(("envelope_apply", case::encode(&files, &dirs, call)));
+            out
+        }
+        "workspace_write_patch" => vec![
+            ("write_patch_validate", call.to_string().into_bytes()),
+            ("write_patch_apply", case::encode(&files, &dirs, call)),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Every seed of the corpus below `corpus_dir`, then the hand-written ones.
+pub fn all(corpus_dir: &Path) -> Seeds {
+    let mut out = Vec::new();
+    for f in case_files(corpus_dir) {
+        if let Ok(text) = std::fs::read_to_string(&f) {
+            out.extend(from_case(&text));
+        }
+    }
+    out.extend(hand_written());
+    out
+}
+
+const ENVELOPES: &[&str] = &[
+    "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch\n",
+    "*** Begin Patch\r\n*** Add File: a.txt\r\n+x\r\n+\r\n\\ No newline at end of file\r\n*** End Patch\r\n",
+    "*** Begin Patch\n*** Update File: a.txt\n@@ fn main\n a\n-b\n+B\n c\n@@\n-x\n+y\n*** End of File\n*** End Patch",
+    "*** Begin Patch\n*** Update File: a.txt\n*** Move to: d/b.txt\n@@\n-a\n\\ No newline at end of file\n+a\n*** Delete File: b.txt\n*** End Patch\n",
+    "*** Begin Patch\n*** Move File: a.txt -> d/new.txt\n*** Add File: b.txt\n*** End Patch\n",
+    "*** Begin Patch\n*** Update File: b.txt\n@@\n+tail\n*** End of File\n*** End Patch\n",
+    "*** Begin Patch\n*** Update File: a.txt\n@@\n a\n\n*** End Patch\n",
+    "*** Begin Patch \n*** End Patch\n",
+    "*** Begin Patch\n*** Frobnicate\n*** End Patch\n\n",
+];
+
+fn hand_written() -> Seeds {
+    let mut out: Seeds = Vec::new();
+    let files = json!({
+        "a.txt": "a\nb\nc\nx\n",
+        "b.txt": "x\ny\nx",
+        "d/c.txt": {"base64": "77u/b2xkDQpuZXcNCg=="},
+    });
+    let files = files.as_object().cloned().unwrap_or_default();
+    for env in ENVELOPES {
+        out.push(("envelope_parse", env.as_bytes().to_vec()));
+        for atomic in [true, false] {
+            let params = json!({"patch": env, "atomic": atomic});
+            out.push(("envelope_apply", case::encode(&files, &[], &params)));
+        }
+    }
+    let sha = |s: &[u8]| patchspec_engine::hash::sha256_hex(s);
+    let batch = json!({
+        "batchKey": "k",
+        "files": [{
+            "docPath": "a.txt",
+            "originalSha256": sha(b"a\nb\nc\nx\n"),
+            "changes": [
+                {"operation": "insert", "afterLine": 0, "newLines": ["top"]},
+                {"operation": "replace", "startLine": 2, "endLine": 2, "expectedOriginalLines": ["b"], "newLines": ["B", "B2"]},
+                {"operation": "delete", "startLine": 3, "endLine": 4, "expectedOriginalLines": ["c", "x"], "changeKey": "d"}
+            ]
+        }, {
+            "docPath": "b.txt",
+            "originalSha256": sha(b"x\ny\nx"),
+            "changes": [{"operation": "insert", "afterLine": 3, "newLines": ["end"]}]
+        }]
+    });
+    let bad = json!({
+        "files": [{"docPath": "A.txt", "originalSha256": "xyz", "fileKey": 3,
+                   "changes": [{"operation": "Insert", "afterLine": 1.5},
+                               {"operation": "delete", "startLine": 2, "endLine": 1, "newLines": []}]}],
+        "extra": true
+    });
+    for b in [&batch, &bad] {
+        out.push(("write_patch_validate", b.to_string().into_bytes()));
+        out.push(("write_patch_apply", case::encode(&files, &[], b)));
+    }
+    out
+}
+
+/// The file name of a seed: the first 40 hex digits of its SHA-256.
+pub fn name(bytes: &[u8]) -> String {
+    patchspec_engine::hash::sha256_hex(bytes)[..40].to_string()
+}
