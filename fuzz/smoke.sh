@@ -70,7 +70,8 @@ for t in "${targets[@]}"; do
         -max_total_time="$seconds" -timeout=30 -dict="dicts/$t.dict" \
         -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1
     status=$?
-    stats=$(grep -E '^#[0-9]+ +DONE' "$log" | tail -1 | sed -E 's/^#([0-9]+) +DONE +/\1 runs, /')
+    # libFuzzer's closing line: `#RUNS<TAB>DONE   cov: N ft: N corp: N/SIZE ... exec/s: N ...`.
+    stats=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 | sed -E 's/^#([0-9]+)[[:space:]]+DONE[[:space:]]+/\1 runs, /')
     if [ "$status" -eq 0 ]; then
         passed=$((passed + 1))
         echo "smoke: $t passed in $(($(date +%s) - start)) s: $stats"

@@ -6,7 +6,7 @@
 //! checked-in seed and saved crash). See docs/fuzzing.md.
 //!
 //! Left out: anything that needs nightly. This crate builds on stable too
-//! (`cargo build` here gives the `extract-seeds` tool).
+//! (`cargo run --example extract-seeds` writes the seed corpora).
 #![deny(missing_docs)]
 
 #[path = "oracles/mod.rs"]

@@ -1,4 +1,4 @@
-//! `cargo run --bin extract-seeds [--corpus DIR] [--out DIR]`: write every
+//! `cargo run --example extract-seeds [--corpus DIR] [--out DIR]`: write every
 //! seed (each envelope and batch of the JSON corpus, in each target's input
 //! shape, plus the hand-written ones) to `<out>/<target>/<hash>`. Defaults:
 //! `../corpus` and `corpus` relative to the fuzz crate. Existing files are
