@@ -68,7 +68,7 @@ pub fn render_case(c: &Case) -> String {
     );
     out.push_str("\n== given ==\n");
     for (p, content) in &c.given.files {
-        let _ = writeln!(out, "--- {p}");
+        let _ = writeln!(out, "--- {p}{}", mode_note(content));
         out.push_str(&indent(&visible_bytes(&content.bytes()), "  "));
     }
     for d in &c.given.dirs {
@@ -80,6 +80,13 @@ pub fn render_case(c: &Case) -> String {
     for (p, content) in &c.given.session.active_files {
         let _ = writeln!(out, "--- activeFiles[{p}]");
         out.push_str(&indent(&visible(content), "  "));
+    }
+    if !c.given.session.limits.is_empty() {
+        let _ = writeln!(
+            out,
+            "--- session.limits: {}",
+            serde_json::to_string(&c.given.session.limits).unwrap_or_default()
+        );
     }
     out.push_str("\n== call ==\n");
     out.push_str(&params(&c.tool, &serde_json::Value::Object(c.call.clone())));
@@ -93,7 +100,7 @@ pub fn render_case(c: &Case) -> String {
         ExpectFiles::Unchanged(_) => out.push_str("  unchanged\n"),
         ExpectFiles::Tree(files) => {
             for (p, content) in files {
-                let _ = writeln!(out, "--- {p}");
+                let _ = writeln!(out, "--- {p}{}", mode_note(content));
                 out.push_str(&indent(&visible_bytes(&content.bytes()), "  "));
             }
             for d in &c.expect.dirs {
@@ -105,6 +112,14 @@ pub fn render_case(c: &Case) -> String {
         }
     }
     out
+}
+
+/// ` (mode 755)` when a file entry declares its permission bits.
+fn mode_note(content: &crate::case::Content) -> String {
+    content
+        .mode()
+        .map(|m| format!(" (mode {m:03o})"))
+        .unwrap_or_default()
 }
 
 /// `patchspec show`.
