@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::protocol::Limits;
+
 /// One spec case.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -68,19 +70,37 @@ pub struct GivenSession {
     /// docPath → content already in the model's context (TUL-001 ActiveFiles).
     #[serde(default)]
     pub active_files: BTreeMap<String, String>,
+    /// Limits set for this call (sent as `session.limits`).
+    #[serde(default, skip_serializing_if = "Limits::is_empty")]
+    pub limits: Limits,
 }
 
-/// File content: exact text, or bytes in base64.
+/// A file entry: exact text, or an object with the content as `text` or
+/// `base64` and, optionally, the file's permission `mode`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum Content {
     /// Exact UTF-8 text.
     Text(String),
+    /// The object form.
+    Entry(FileEntry),
+}
+
+/// The object form of a file entry: exactly one of `text` and `base64`
+/// (checked at load time), and an optional mode.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FileEntry {
+    /// Exact UTF-8 text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     /// Bytes, base64-encoded (standard alphabet, padded).
-    Bytes {
-        /// The encoded bytes.
-        base64: String,
-    },
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base64: Option<String>,
+    /// Permission bits as an octal string (`"755"`): set in `given`,
+    /// compared in `expect` (an entry without one has its mode unchecked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 impl Content {
@@ -89,7 +109,21 @@ impl Content {
     pub fn bytes(&self) -> Vec<u8> {
         match self {
             Content::Text(text) => text.as_bytes().to_vec(),
-            Content::Bytes { base64 } => b64::decode(base64).unwrap_or_default(),
+            Content::Entry(FileEntry {
+                text: Some(text), ..
+            }) => text.as_bytes().to_vec(),
+            Content::Entry(FileEntry {
+                base64: Some(b), ..
+            }) => b64::decode(b).unwrap_or_default(),
+            Content::Entry(_) => Vec::new(),
+        }
+    }
+
+    /// The declared permission bits (checked at load time), if any.
+    pub fn mode(&self) -> Option<u32> {
+        match self {
+            Content::Entry(FileEntry { mode: Some(m), .. }) => parse_mode(m),
+            _ => None,
         }
     }
 
@@ -97,11 +131,21 @@ impl Content {
     pub fn from_bytes(bytes: &[u8]) -> Content {
         match std::str::from_utf8(bytes) {
             Ok(text) => Content::Text(text.to_owned()),
-            Err(_) => Content::Bytes {
-                base64: b64::encode(bytes),
-            },
+            Err(_) => Content::Entry(FileEntry {
+                base64: Some(b64::encode(bytes)),
+                ..FileEntry::default()
+            }),
         }
     }
+}
+
+/// Permission bits from an octal string of three or four digits (`"755"`,
+/// `"0644"`); `None` for anything else.
+pub fn parse_mode(text: &str) -> Option<u32> {
+    if !(3..=4).contains(&text.len()) || !text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return None;
+    }
+    u32::from_str_radix(text, 8).ok()
 }
 
 /// What the call must produce.
@@ -368,23 +412,43 @@ impl Validator {
     }
 
     fn content(&mut self, at: &str, value: &Value) {
+        const SHAPE: &str = "content must be a string or an object with \"text\" or \"base64\" (and optionally \"mode\")";
         match value {
             Value::String(_) => {}
             Value::Object(map) => {
-                if map.len() != 1 || !map.contains_key("base64") {
-                    self.err(at, "content must be a string or {\"base64\": \"...\"}");
-                } else if let Some(Value::String(s)) = map.get("base64") {
-                    if b64::decode(s).is_none() {
+                if let Some(key) = map
+                    .keys()
+                    .find(|k| !["text", "base64", "mode"].contains(&k.as_str()))
+                {
+                    self.err(at, format!("{SHAPE}; unknown member {key:?}"));
+                }
+                match (map.get("text"), map.get("base64")) {
+                    (Some(_), Some(_)) => {
+                        self.err(at, "\"text\" and \"base64\" exclude each other")
+                    }
+                    (None, None) => self.err(at, SHAPE),
+                    (Some(Value::String(_)), None) => {}
+                    (Some(_), None) => self.err(&format!("{at}.text"), "must be a string"),
+                    (None, Some(Value::String(s))) => {
+                        if b64::decode(s).is_none() {
+                            self.err(
+                                &format!("{at}.base64"),
+                                "not valid base64 (standard alphabet, padded)",
+                            );
+                        }
+                    }
+                    (None, Some(_)) => self.err(&format!("{at}.base64"), "must be a string"),
+                }
+                if let Some(mode) = map.get("mode") {
+                    if mode.as_str().and_then(parse_mode).is_none() {
                         self.err(
-                            &format!("{at}.base64"),
-                            "not valid base64 (standard alphabet, padded)",
+                            &format!("{at}.mode"),
+                            "must be permission bits as an octal string of 3 or 4 digits (\"755\")",
                         );
                     }
-                } else {
-                    self.err(&format!("{at}.base64"), "must be a string");
                 }
             }
-            _ => self.err(at, "content must be a string or {\"base64\": \"...\"}"),
+            _ => self.err(at, SHAPE),
         }
     }
 
@@ -568,8 +632,26 @@ impl Validator {
                 self.symlinks("$.given.symlinks", g.get("symlinks"));
                 self.tree_conflicts("$.given", g.get("files"), g.get("dirs"), g.get("symlinks"));
                 if let Some(session) = g.get("session") {
-                    if let Some(s) = self.object("$.given.session", session, &[], &["activeFiles"])
+                    if let Some(s) =
+                        self.object("$.given.session", session, &[], &["activeFiles", "limits"])
                     {
+                        if let Some(limits) = s.get("limits") {
+                            if let Some(l) = self.object(
+                                "$.given.session.limits",
+                                limits,
+                                &[],
+                                &["createFileMaxBytes"],
+                            ) {
+                                for (k, v) in l {
+                                    if !v.is_u64() {
+                                        self.err(
+                                            &format!("$.given.session.limits.{k}"),
+                                            "must be a non-negative integer",
+                                        );
+                                    }
+                                }
+                            }
+                        }
                         if let Some(active) = s.get("activeFiles") {
                             match active.as_object() {
                                 Some(m) => {
@@ -775,6 +857,46 @@ mod tests {
                 with(&["given", "dirs"], serde_json::json!(["a.txt/b"])),
                 "$.given",
             ),
+            (
+                "decimal mode",
+                with(
+                    &["given", "files"],
+                    serde_json::json!({"a": {"text": "x", "mode": "789"}}),
+                ),
+                "$.given.files[\"a\"].mode",
+            ),
+            (
+                "text and base64",
+                with(
+                    &["given", "files"],
+                    serde_json::json!({"a": {"text": "x", "base64": "eA=="}}),
+                ),
+                "$.given.files[\"a\"]",
+            ),
+            (
+                "mode alone",
+                with(
+                    &["expect", "files"],
+                    serde_json::json!({"a": {"mode": "755"}}),
+                ),
+                "$.expect.files[\"a\"]",
+            ),
+            (
+                "unknown limit",
+                with(
+                    &["given", "session"],
+                    serde_json::json!({"limits": {"maxBytes": 1}}),
+                ),
+                "$.given.session.limits",
+            ),
+            (
+                "negative limit",
+                with(
+                    &["given", "session"],
+                    serde_json::json!({"limits": {"createFileMaxBytes": -1}}),
+                ),
+                "$.given.session.limits.createFileMaxBytes",
+            ),
         ];
         for (name, case, at) in bad {
             let problems = validate(&case);
@@ -783,6 +905,41 @@ mod tests {
                 "{name}: {problems:?}"
             );
         }
+    }
+
+    #[test]
+    fn file_entries_give_bytes_and_modes() {
+        let case = |files: Value| -> Given {
+            serde_json::from_value(serde_json::json!({"files": files})).expect("a valid given")
+        };
+        let g = case(serde_json::json!({
+            "a": "x\n",
+            "b": {"text": "#!/bin/sh\n", "mode": "755"},
+            "c": {"base64": "/wA=", "mode": "0600"},
+            "d": {"base64": "/wA="}
+        }));
+        let got: Vec<(Vec<u8>, Option<u32>)> =
+            g.files.values().map(|c| (c.bytes(), c.mode())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (b"x\n".to_vec(), None),
+                (b"#!/bin/sh\n".to_vec(), Some(0o755)),
+                (vec![0xff, 0], Some(0o600)),
+                (vec![0xff, 0], None),
+            ]
+        );
+        assert_eq!(parse_mode("7777"), Some(0o7777));
+        for bad in ["75", "75a", "07555", "-755", "8"] {
+            assert_eq!(parse_mode(bad), None, "{bad}");
+        }
+        // The object form serialises back as it was written.
+        let back = serde_json::to_value(&g.files).expect("serialise");
+        assert_eq!(
+            back["b"],
+            serde_json::json!({"text": "#!/bin/sh\n", "mode": "755"})
+        );
+        assert_eq!(back["d"], serde_json::json!({"base64": "/wA="}));
     }
 
     #[test]

@@ -1,4 +1,10 @@
-//! Corpus commands: `list`, `show`, `repro` and `lint`.
+//! Corpus commands: `list`, `show`, `repro`, `coverage` and `lint`.
+//!
+//! `coverage` lists each clause of `docs/spec-clauses.md` with the cases
+//! that cite it and the named tests its line points to (``(pinned by test:
+//! FILE::…::NAME)``, for what only fault injection or a race can reach; the
+//! test must exist). A clause with neither is a gap; a gap, or a test
+//! reference that names no existing function, fails the command.
 //!
 //! `lint` checks what the loader checks (the schema's structural rules, ids
 //! equal to paths, unique ids, summaries), plus that the schema file exists
@@ -68,7 +74,7 @@ pub fn render_case(c: &Case) -> String {
     );
     out.push_str("\n== given ==\n");
     for (p, content) in &c.given.files {
-        let _ = writeln!(out, "--- {p}");
+        let _ = writeln!(out, "--- {p}{}", mode_note(content));
         out.push_str(&indent(&visible_bytes(&content.bytes()), "  "));
     }
     for d in &c.given.dirs {
@@ -80,6 +86,13 @@ pub fn render_case(c: &Case) -> String {
     for (p, content) in &c.given.session.active_files {
         let _ = writeln!(out, "--- activeFiles[{p}]");
         out.push_str(&indent(&visible(content), "  "));
+    }
+    if !c.given.session.limits.is_empty() {
+        let _ = writeln!(
+            out,
+            "--- session.limits: {}",
+            serde_json::to_string(&c.given.session.limits).unwrap_or_default()
+        );
     }
     out.push_str("\n== call ==\n");
     out.push_str(&params(&c.tool, &serde_json::Value::Object(c.call.clone())));
@@ -93,7 +106,7 @@ pub fn render_case(c: &Case) -> String {
         ExpectFiles::Unchanged(_) => out.push_str("  unchanged\n"),
         ExpectFiles::Tree(files) => {
             for (p, content) in files {
-                let _ = writeln!(out, "--- {p}");
+                let _ = writeln!(out, "--- {p}{}", mode_note(content));
                 out.push_str(&indent(&visible_bytes(&content.bytes()), "  "));
             }
             for d in &c.expect.dirs {
@@ -105,6 +118,14 @@ pub fn render_case(c: &Case) -> String {
         }
     }
     out
+}
+
+/// ` (mode 755)` when a file entry declares its permission bits.
+fn mode_note(content: &crate::case::Content) -> String {
+    content
+        .mode()
+        .map(|m| format!(" (mode {m:03o})"))
+        .unwrap_or_default()
 }
 
 /// `patchspec show`.
@@ -211,10 +232,78 @@ fn listed_clauses(path: &Path) -> Option<BTreeSet<String>> {
     clause_list(path).map(|l| l.into_iter().map(|(r, _)| r).collect())
 }
 
-/// `patchspec coverage`: each clause with the cases whose `spec` cites it.
+/// The marker of a clause pinned by a named test instead of (or besides) a
+/// case: ``(pinned by test: FILE::…::NAME)`` at the end of its line, FILE
+/// relative to the repository root. `(pinned by test: pending)` holds the
+/// place of a test not yet written: the clause stays a gap.
+const TEST_MARKER: &str = "(pinned by test: ";
+
+/// A clause's description without its test markers, and the markers.
+fn split_markers(description: &str) -> (String, Vec<String>) {
+    let mut text = String::new();
+    let mut tests = Vec::new();
+    let mut rest = description;
+    while let Some(at) = rest.find(TEST_MARKER) {
+        text.push_str(&rest[..at]);
+        let after = &rest[at + TEST_MARKER.len()..];
+        match after.find(')') {
+            Some(end) => {
+                tests.push(after[..end].trim().to_owned());
+                rest = &after[end + 1..];
+            }
+            None => {
+                tests.push(after.trim().to_owned());
+                rest = "";
+            }
+        }
+    }
+    text.push_str(rest);
+    (text.trim().to_owned(), tests)
+}
+
+/// What a test marker names, checked against the source tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum TestRef {
+    /// The file exists and declares `fn NAME`.
+    Found,
+    /// `pending`: a placeholder for a test not yet written.
+    Pending,
+    /// Malformed, or the file or the function is not there.
+    Missing(String),
+}
+
+/// Check a marker `FILE::…::NAME` under `repo`: FILE must exist and contain
+/// `fn NAME(` or `fn NAME<`.
+fn resolve_test(repo: &Path, marker: &str) -> TestRef {
+    if marker == "pending" {
+        return TestRef::Pending;
+    }
+    let (Some((file, _)), Some((_, name))) = (marker.split_once("::"), marker.rsplit_once("::"))
+    else {
+        return TestRef::Missing("not of the form FILE::…::NAME".into());
+    };
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return TestRef::Missing(format!("{name:?} is not a function name"));
+    }
+    let Ok(source) = std::fs::read_to_string(repo.join(file)) else {
+        return TestRef::Missing(format!("cannot read {file}"));
+    };
+    let declared = [format!("fn {name}("), format!("fn {name}<")]
+        .iter()
+        .any(|decl| source.contains(decl.as_str()));
+    if declared {
+        TestRef::Found
+    } else {
+        TestRef::Missing(format!("{file} declares no fn {name}"))
+    }
+}
+
+/// `patchspec coverage`: each clause with the cases whose `spec` cites it,
+/// and the named tests that pin what no case can observe.
 pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
-    let clauses_path = corpus.root.join("../docs/spec-clauses.md");
+    let repo = corpus.root.join("..");
+    let clauses_path = repo.join("docs/spec-clauses.md");
     let Some(clauses) = clause_list(&clauses_path) else {
         return Err(Error::new(ErrorKind::Usage(format!(
             "cannot read {}: coverage needs the clause list",
@@ -227,46 +316,107 @@ pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
             pinned.entry(r.as_str()).or_default().push(c.id.as_str());
         }
     }
-    let gaps: Vec<&(String, String)> = clauses
+    struct Row<'a> {
+        clause: &'a str,
+        description: String,
+        cases: &'a [&'a str],
+        tests: Vec<(String, TestRef)>,
+    }
+    let rows: Vec<Row<'_>> = clauses
         .iter()
-        .filter(|(r, _)| !pinned.contains_key(r.as_str()))
+        .map(|(r, d)| {
+            let (description, markers) = split_markers(d);
+            Row {
+                clause: r,
+                description,
+                cases: pinned.get(r.as_str()).map(Vec::as_slice).unwrap_or(&[]),
+                tests: markers
+                    .into_iter()
+                    .map(|m| {
+                        let found = resolve_test(&repo, &m);
+                        (m, found)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let by_test = |row: &Row<'_>| row.tests.iter().any(|(_, t)| *t == TestRef::Found);
+    let is_gap = |row: &Row<'_>| row.cases.is_empty() && !by_test(row);
+    let gaps: Vec<&Row<'_>> = rows.iter().filter(|r| is_gap(r)).collect();
+    let tests_only = rows
+        .iter()
+        .filter(|r| r.cases.is_empty() && by_test(r))
+        .count();
+    let broken: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .flat_map(|r| {
+            r.tests.iter().filter_map(move |(m, t)| match t {
+                TestRef::Missing(why) => Some((r.clause, m.as_str(), why.as_str())),
+                TestRef::Found | TestRef::Pending => None,
+            })
+        })
         .collect();
     if args.json {
         let doc = serde_json::json!({
-            "clauses": clauses.iter().map(|(r, d)| serde_json::json!({
-                "clause": r,
-                "description": d,
-                "cases": pinned.get(r.as_str()).cloned().unwrap_or_default(),
+            "clauses": rows.iter().map(|r| serde_json::json!({
+                "clause": r.clause,
+                "description": r.description,
+                "cases": r.cases,
+                "tests": r.tests.iter().map(|(m, t)| serde_json::json!({
+                    "test": m,
+                    "status": match t {
+                        TestRef::Found => "found",
+                        TestRef::Pending => "pending",
+                        TestRef::Missing(_) => "missing",
+                    },
+                })).collect::<Vec<_>>(),
+                "pinnedBy": if !r.cases.is_empty() { "cases" } else if by_test(r) { "test" } else { "nothing" },
             })).collect::<Vec<_>>(),
-            "gaps": gaps.iter().map(|(r, _)| r).collect::<Vec<_>>(),
+            "gaps": gaps.iter().map(|r| r.clause).collect::<Vec<_>>(),
+            "missingTests": broken.iter().map(|(c, m, why)| serde_json::json!({
+                "clause": c, "test": m, "problem": why,
+            })).collect::<Vec<_>>(),
         });
         println!("{doc:#}");
     } else {
-        for (r, d) in &clauses {
-            let cases = pinned.get(r.as_str()).map(Vec::as_slice).unwrap_or(&[]);
-            if args.gaps && !cases.is_empty() {
+        for row in &rows {
+            if args.gaps && !is_gap(row) {
                 continue;
             }
-            println!(
-                "{r}  ({} case{})  {d}",
-                cases.len(),
-                if cases.len() == 1 { "" } else { "s" }
-            );
-            for id in cases.iter().take(if args.gaps { 0 } else { 5 }) {
+            let n = row.cases.len();
+            let what = if n == 0 && by_test(row) {
+                "pinned by test".to_owned()
+            } else {
+                format!("{n} case{}", if n == 1 { "" } else { "s" })
+            };
+            println!("{}  ({what})  {}", row.clause, row.description);
+            for id in row.cases.iter().take(if args.gaps { 0 } else { 5 }) {
                 println!("    {id}");
             }
-            if cases.len() > 5 {
-                println!("    ... and {} more", cases.len() - 5);
+            if n > 5 && !args.gaps {
+                println!("    ... and {} more", n - 5);
+            }
+            for (m, t) in &row.tests {
+                match t {
+                    TestRef::Found if !args.gaps => println!("    test: {m}"),
+                    TestRef::Found => {}
+                    TestRef::Pending => println!("    test: pending (not yet written)"),
+                    TestRef::Missing(why) => println!("    test NOT FOUND: {m} ({why})"),
+                }
             }
         }
         println!(
-            "coverage: {} clauses, {} pinned, {} gaps",
-            clauses.len(),
-            clauses.len() - gaps.len(),
-            gaps.len()
+            "coverage: {} clauses, {} pinned, {} gaps; {} pinned by a named test only",
+            rows.len(),
+            rows.len() - gaps.len(),
+            gaps.len(),
+            tests_only
         );
+        for (clause, m, why) in &broken {
+            println!("coverage: {clause}: the test {m} is not found ({why})");
+        }
     }
-    Ok(if gaps.is_empty() {
+    Ok(if gaps.is_empty() && broken.is_empty() {
         crate::exit::OK
     } else {
         crate::exit::UNEXPECTED
@@ -403,4 +553,43 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
         failures.0.len(),
         failures.0.join("\n  ")
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_split_off_the_description() {
+        let (d, t) = split_markers(
+            "unexpected errors (pinned by test: a.rs::tests::x) (pinned by test: b.rs::y)",
+        );
+        assert_eq!(d, "unexpected errors");
+        assert_eq!(t, vec!["a.rs::tests::x".to_owned(), "b.rs::y".to_owned()]);
+        assert_eq!(split_markers("plain"), ("plain".to_owned(), vec![]));
+    }
+
+    #[test]
+    fn a_test_reference_must_name_an_existing_function() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
+        std::fs::write(
+            dir.path().join("src/a.rs"),
+            "#[test]\nfn io_fails() {}\nfn generic<T>() {}\nfn io_fails_twice() {}\n",
+        )
+        .expect("write");
+        let r = |m: &str| resolve_test(dir.path(), m);
+        assert_eq!(r("src/a.rs::tests::io_fails"), TestRef::Found);
+        assert_eq!(r("src/a.rs::generic"), TestRef::Found);
+        assert_eq!(r("pending"), TestRef::Pending);
+        for bad in [
+            "src/a.rs::tests::io",
+            "src/b.rs::io_fails",
+            "io_fails",
+            "src/a.rs::",
+            "src/a.rs::not a name",
+        ] {
+            assert!(matches!(r(bad), TestRef::Missing(_)), "{bad}");
+        }
+    }
 }

@@ -139,6 +139,7 @@ impl<'a> Runner<'a> {
             workspace_root: workspace.to_string_lossy().into_owned(),
             session: SessionMsg {
                 active_files: case.given.session.active_files.clone(),
+                limits: case.given.session.limits,
             },
         }
     }

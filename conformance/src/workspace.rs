@@ -16,10 +16,13 @@
 //! workspace. Cases about path safety can point symlinks at `../outside`.
 //!
 //! Comparison is exact: bytes of regular files, targets of symlinks, and the
-//! set of directories (an empty directory is part of the tree). Paths the
-//! executor declares private (globs, e.g. `.patchspec`) are left out together
-//! with everything below them. Stray temporary files (`*.apply-patch.tmp`) are
-//! ordinary extra files. What it leaves out: permissions and timestamps.
+//! set of directories (an empty directory is part of the tree). Permission
+//! bits of a file are compared where the expected tree has them: a file entry
+//! that declares a `mode`, and every file of a tree expected `"unchanged"`
+//! (the snapshot before the call). Paths the executor declares private
+//! (globs, e.g. `.patchspec`) are left out together with everything below
+//! them. Stray temporary files (`*.apply-patch.tmp`) are ordinary extra files.
+//! What it leaves out: owners and timestamps.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -36,8 +39,9 @@ pub const SENTINEL_TEXT: &str =
 /// One entry of a tree snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
-    /// A regular file and its bytes.
-    File(Vec<u8>),
+    /// A regular file: its bytes, and its permission bits (`None` in an
+    /// expected tree: not compared).
+    File(Vec<u8>, Option<u32>),
     /// A directory.
     Dir,
     /// A symbolic link and its target, as stored.
@@ -50,7 +54,7 @@ impl Entry {
     /// `file`, `directory`, `symlink` or `special file`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Entry::File(_) => "file",
+            Entry::File(..) => "file",
             Entry::Dir => "directory",
             Entry::Symlink(_) => "symlink",
             Entry::Other => "special file",
@@ -79,14 +83,22 @@ impl TreeDiff {
     }
 }
 
-/// Compare two trees.
+/// Compare two trees. A file's mode is compared only when the expected
+/// entry has one; when it has none, the actual mode is left out of the
+/// reported difference too.
 pub fn diff(expected: &Tree, actual: &Tree) -> TreeDiff {
     let mut d = TreeDiff::default();
     for (path, want) in expected {
-        match actual.get(path) {
-            None => d.missing.push((path.clone(), want.clone())),
-            Some(got) if got != want => d.changed.push((path.clone(), want.clone(), got.clone())),
-            Some(_) => {}
+        let Some(got) = actual.get(path) else {
+            d.missing.push((path.clone(), want.clone()));
+            continue;
+        };
+        let got = match (want, got) {
+            (Entry::File(_, None), Entry::File(bytes, Some(_))) => Entry::File(bytes.clone(), None),
+            _ => got.clone(),
+        };
+        if &got != want {
+            d.changed.push((path.clone(), want.clone(), got));
         }
     }
     for (path, got) in actual {
@@ -175,7 +187,9 @@ fn walk(dir: &Path, prefix: &str, tree: &mut Tree) -> io::Result<()> {
             tree.insert(rel.clone(), Entry::Dir);
             walk(&path, &rel, tree)?;
         } else if kind.is_file() {
-            tree.insert(rel, Entry::File(std::fs::read(&path)?));
+            use std::os::unix::fs::PermissionsExt;
+            let mode = entry.metadata()?.permissions().mode() & 0o7777;
+            tree.insert(rel, Entry::File(std::fs::read(&path)?, Some(mode)));
         } else {
             tree.insert(rel, Entry::Other);
         }
@@ -200,7 +214,7 @@ fn with_parents(mut tree: Tree) -> Tree {
 pub fn given_tree(given: &Given) -> Tree {
     let mut tree = Tree::new();
     for (p, c) in &given.files {
-        tree.insert(p.clone(), Entry::File(c.bytes()));
+        tree.insert(p.clone(), Entry::File(c.bytes(), c.mode()));
     }
     for d in &given.dirs {
         tree.insert(d.clone(), Entry::Dir);
@@ -218,7 +232,7 @@ pub fn expected_tree(expect: &Expect) -> Option<Tree> {
         ExpectFiles::Tree(files) => {
             let mut tree = Tree::new();
             for (p, c) in files {
-                tree.insert(p.clone(), Entry::File(c.bytes()));
+                tree.insert(p.clone(), Entry::File(c.bytes(), c.mode()));
             }
             for d in &expect.dirs {
                 tree.insert(d.clone(), Entry::Dir);
@@ -242,6 +256,10 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
             std::fs::create_dir_all(parent)?;
         }
         std::fs::write(&path, c.bytes())?;
+        if let Some(mode) = c.mode() {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))?;
+        }
     }
     for (p, t) in &given.symlinks {
         let path = root.join(p);
@@ -349,7 +367,7 @@ impl Drop for CaseDir {
 /// Content for an entry, for reports.
 pub fn entry_content(entry: &Entry) -> Option<Content> {
     match entry {
-        Entry::File(bytes) => Some(Content::from_bytes(bytes)),
+        Entry::File(bytes, _) => Some(Content::from_bytes(bytes)),
         Entry::Dir | Entry::Symlink(_) | Entry::Other => None,
     }
 }
@@ -377,16 +395,66 @@ mod tests {
         }))
         .expect("a valid given");
         let dir = CaseDir::new(&given).expect("case dir");
-        assert_eq!(dir.before(), &given_tree(&given));
+        assert!(diff(&given_tree(&given), dir.before()).is_empty());
         let none = PrivatePaths::new(&[]).expect("no globs");
         assert!(dir.check(None, &none).expect("check").files.is_empty());
         std::fs::write(dir.root().join("link/evil.txt"), "x").expect("write through the link");
         std::fs::write(dir.root().join("a.apply-patch.tmp"), "").expect("stray temp");
         let after = dir.check(None, &none).expect("check");
         assert_eq!(after.outside.extra.len(), 1, "{after:?}");
+        let extra: Vec<(&str, &str)> = after
+            .files
+            .extra
+            .iter()
+            .map(|(p, e)| (p.as_str(), e.kind()))
+            .collect();
+        assert_eq!(extra, vec![("a.apply-patch.tmp", "file")]);
+    }
+
+    #[test]
+    fn modes_are_materialised_and_compared_where_declared() {
+        use std::os::unix::fs::PermissionsExt;
+        let given: Given = serde_json::from_value(serde_json::json!({
+            "files": {"run.sh": {"text": "#!/bin/sh\n", "mode": "755"}, "a.txt": "x\n"}
+        }))
+        .expect("a valid given");
+        let dir = CaseDir::new(&given).expect("case dir");
+        let run = dir.root().join("run.sh");
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&run), 0o755);
+        let none = PrivatePaths::new(&[]).expect("no globs");
+        let expect = |files: serde_json::Value| -> Tree {
+            let e: Expect =
+                serde_json::from_value(serde_json::json!({"result": {}, "files": files}))
+                    .expect("a valid expect");
+            expected_tree(&e).expect("a full tree")
+        };
+        let declared = expect(serde_json::json!({
+            "run.sh": {"text": "#!/bin/sh\n", "mode": "755"}, "a.txt": "x\n"
+        }));
+        let undeclared = expect(serde_json::json!({"run.sh": "#!/bin/sh\n", "a.txt": "x\n"}));
+        assert!(dir
+            .check(Some(&declared), &none)
+            .expect("check")
+            .files
+            .is_empty());
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let after = dir.check(Some(&declared), &none).expect("check");
+        assert_eq!(after.files.changed.len(), 1, "{after:?}");
         assert_eq!(
-            after.files.extra,
-            vec![("a.apply-patch.tmp".to_owned(), Entry::File(vec![]))]
+            after.files.changed[0].2,
+            Entry::File(b"#!/bin/sh\n".to_vec(), Some(0o644))
+        );
+        assert!(dir
+            .check(Some(&undeclared), &none)
+            .expect("check")
+            .files
+            .is_empty());
+        let unchanged = dir.check(None, &none).expect("check");
+        assert_eq!(
+            unchanged.files.changed.len(),
+            1,
+            "\"unchanged\" includes modes"
         );
     }
 }

@@ -830,3 +830,58 @@ fn coverage_lists_pinned_clauses_and_fails_on_gaps() {
     .expect("write");
     assert_eq!(patchspec(&["coverage", "--corpus", r]).code, 0);
 }
+
+/// A clause no case cites is pinned by a named test that exists; a pending
+/// or missing test leaves it a gap, and a missing one fails even beside cases.
+#[test]
+fn coverage_accepts_a_named_test_that_exists() {
+    let c = Corpus::new();
+    c.case("cov/one", "", &[]);
+    let root = c.root();
+    let r = root.to_str().expect("utf-8");
+    std::fs::create_dir_all(c.path("docs")).expect("mkdir");
+    std::fs::create_dir_all(c.path("engine")).expect("mkdir");
+    std::fs::write(c.path("engine/fault.rs"), "fn io_error_is_reported() {}\n").expect("write");
+    let clauses = |toctou: &str, answer: &str| {
+        std::fs::write(
+            c.path("docs/spec-clauses.md"),
+            format!(
+                "- `websocket-tool-protocol#tool-result`: the answer{answer}\n\
+                 - `websocket-tool-protocol#race`: a race (pinned by test: {toctou})\n"
+            ),
+        )
+        .expect("write");
+    };
+    clauses("engine/fault.rs::tests::io_error_is_reported", "");
+    let run = patchspec(&["coverage", "--corpus", r]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("websocket-tool-protocol#race  (pinned by test)  a race"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("1 pinned by a named test only"),
+        "{}",
+        run.stdout
+    );
+    clauses("pending", "");
+    let run = patchspec(&["coverage", "--corpus", r, "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let doc: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(doc["gaps"], json!(["websocket-tool-protocol#race"]));
+    assert_eq!(doc["clauses"][1]["tests"][0]["status"], "pending");
+    clauses("engine/fault.rs::io_error_is_reported_twice", "");
+    let run = patchspec(&["coverage", "--corpus", r, "--gaps"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("test NOT FOUND"), "{}", run.stdout);
+    // A wrong reference fails even on a clause that cases pin.
+    clauses(
+        "engine/fault.rs::io_error_is_reported",
+        " (pinned by test: engine/fault.rs::gone)",
+    );
+    let run = patchspec(&["coverage", "--corpus", r]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("declares no fn gone"), "{}", run.stdout);
+}

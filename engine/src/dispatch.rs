@@ -7,11 +7,23 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// Session state that travels with a call (TUL-001 ActiveFiles).
+/// Session state that travels with a call (TUL-001 ActiveFiles, and the
+/// executor's configurable limits).
 #[derive(Clone, Debug, Default)]
 pub struct Session {
     /// docPath → content of the files already in the model's context.
     pub active_files: BTreeMap<String, String>,
+    /// Limits the caller sets for this call; absent ones keep their defaults.
+    pub limits: Limits,
+}
+
+/// Per-call overrides of configurable limits (a conformance runner sets them
+/// so that a case can reach a limit with a small workspace).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// `workspace_create_file`'s size limit in normalised bytes (TUL-004
+    /// §5.3); `None` keeps [`crate::tools::create_file::DEFAULT_MAX_BYTES`].
+    pub create_file_max_bytes: Option<u64>,
 }
 
 /// One tool call.

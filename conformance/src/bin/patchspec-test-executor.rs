@@ -61,6 +61,7 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
         let session_state = patchspec_engine::dispatch::Session {
             active_files: serde_json::from_value(call["session"]["activeFiles"].clone())
                 .unwrap_or_default(),
+            ..Default::default()
         };
         let outcome = patchspec_engine::dispatch::call(&patchspec_engine::dispatch::ToolCall {
             tool_name: tool,

@@ -86,6 +86,7 @@ fn answer(call: &Value, always: Option<&str>, inflight: &InFlight) -> Option<Act
         let session = patchspec_engine::dispatch::Session {
             active_files: serde_json::from_value(call["session"]["activeFiles"].clone())
                 .unwrap_or_default(),
+            ..Default::default()
         };
         let outcome = patchspec_engine::dispatch::call(&patchspec_engine::dispatch::ToolCall {
             tool_name: tool,

@@ -83,7 +83,8 @@ pub fn visible_bytes(bytes: &[u8]) -> String {
 
 fn entry_text(entry: &Entry) -> String {
     match entry {
-        Entry::File(bytes) => visible_bytes(bytes),
+        Entry::File(bytes, None) => visible_bytes(bytes),
+        Entry::File(bytes, Some(mode)) => format!("<mode {mode:03o}>\n{}", visible_bytes(bytes)),
         Entry::Dir => "<directory>\n".into(),
         Entry::Symlink(t) => format!("<symlink to {t}>\n"),
         Entry::Other => "<special file>\n".into(),
@@ -236,8 +237,8 @@ mod tests {
     fn diff_shows_the_trailing_space() {
         let d = file_diff(
             "a.txt",
-            &Entry::File(b"x\n".to_vec()),
-            &Entry::File(b"x \n".to_vec()),
+            &Entry::File(b"x\n".to_vec(), None),
+            &Entry::File(b"x \n".to_vec(), None),
         );
         assert!(d.contains("-x\n") && d.contains("+x·\n"), "{d}");
     }

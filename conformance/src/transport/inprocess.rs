@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use patchspec_engine::dispatch::{self, Session as EngineSession, ToolCall, SUPPORTED_TOOLS};
+use patchspec_engine::dispatch::{
+    self, Limits as EngineLimits, Session as EngineSession, ToolCall, SUPPORTED_TOOLS,
+};
 
 use super::{Exchange, Executor, ExecutorInfo, TransportError};
 use crate::protocol::{
@@ -37,6 +39,9 @@ pub fn answer(msg: &ToolCallMsg) -> Result<ToolResultMsg, String> {
     let started = Instant::now();
     let session = EngineSession {
         active_files: msg.session.active_files.clone(),
+        limits: EngineLimits {
+            create_file_max_bytes: msg.session.limits.create_file_max_bytes,
+        },
     };
     let root = PathBuf::from(&msg.workspace_root);
     let call = ToolCall {

@@ -6,7 +6,8 @@
 //! `InvalidArgument` — an extension — for a missing or non-string `content`
 //! or a non-boolean `overwrite`); the path guard with `\` as a separator
 //! (`InvalidPath`; an I/O error while probing is `UnhandledException`);
-//! the size limit on the normalised bytes (`TooLarge`, [`DEFAULT_MAX_BYTES`]);
+//! the size limit on the normalised bytes (`TooLarge`, [`DEFAULT_MAX_BYTES`]
+//! unless the session's `limits` set another);
 //! the existence check (`FileExists`; a directory at the path is
 //! `InvalidPath`); parent directories, created one by one
 //! (`DirectoryCreateFailed`, created ones removed again); the write through
@@ -382,8 +383,16 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
     }
 }
 
-/// Run one `workspace_create_file` call with the default options.
+/// Run one `workspace_create_file` call: the default options, except a size
+/// limit the session sets (`Session::limits`).
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    let options = CreateFileOptions {
+        max_bytes: call
+            .session
+            .limits
+            .create_file_max_bytes
+            .unwrap_or(DEFAULT_MAX_BYTES),
+    };
     let result = catch_unwind(AssertUnwindSafe(|| {
         let fs = RealFs::open(call.workspace_root).map_err(|e| {
             CreateFileResult::fail(
@@ -395,7 +404,7 @@ pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
                 format!("The workspace could not be opened: {e}."),
             )
         })?;
-        Ok::<_, CreateFileResult>(create_file(&fs, call.params, &CreateFileOptions::default()))
+        Ok::<_, CreateFileResult>(create_file(&fs, call.params, &options))
     }));
     let result = match result {
         Ok(Ok(r)) | Ok(Err(r)) => r,
@@ -731,6 +740,34 @@ mod tests {
             session: &session,
         });
         assert_eq!(out.result["errorCode"], "UnhandledException");
+    }
+
+    #[test]
+    fn run_takes_the_size_limit_from_the_session() {
+        let dir = ws();
+        let mut session = crate::dispatch::Session::default();
+        session.limits.create_file_max_bytes = Some(4);
+        let call = |params: &Value, session: &crate::dispatch::Session| {
+            run(&ToolCall {
+                tool_name: "workspace_create_file",
+                params,
+                workspace_root: dir.path(),
+                session,
+            })
+        };
+        let out = call(&json!({"path": "big.txt", "content": "12345"}), &session);
+        assert_eq!(out.result["errorCode"], "TooLarge");
+        assert!(!dir.path().join("big.txt").exists());
+        let out = call(&json!({"path": "fits.txt", "content": "1234"}), &session);
+        assert!(out.success, "{}", out.result);
+        let out = call(
+            &json!({"path": "big.txt", "content": "12345"}),
+            &crate::dispatch::Session::default(),
+        );
+        assert!(
+            out.success,
+            "the default limit is back without the session's"
+        );
     }
 
     proptest! {
