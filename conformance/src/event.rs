@@ -185,3 +185,22 @@ pub trait Reporter {
     /// Handle one event. Errors (e.g. a closed pipe) are reported at the end.
     fn event(&mut self, event: &Event<'_>) -> std::io::Result<()>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cases left unrun are never a green run, whatever else happened.
+    #[test]
+    fn unrun_cases_and_run_errors_break_the_gate() {
+        let mut s = RunSummary::default();
+        s.by_outcome.insert(Outcome::Pass, 3);
+        assert!(!s.is_unexpected());
+        s.not_run = 2;
+        assert!(s.is_unexpected());
+        s.not_run = 0;
+        s.run_errors.push("a stranger's toolCallId".into());
+        assert!(s.is_unexpected());
+        assert_eq!(s.tally(), (3, 1, 0), "a run error counts as failed");
+    }
+}

@@ -251,6 +251,19 @@ fn broken_executors_get_their_outcomes_oneshot() {
     // JUnit: failure vs error vs success, parsed back.
     let xml = std::fs::read_to_string(&junit).expect("junit written");
     let report = quick_junit::Report::deserialize_from_str(&xml).expect("valid JUnit");
+    // Every suite carries the run's identity.
+    let props: BTreeMap<&str, &str> = report.test_suites[0]
+        .properties
+        .iter()
+        .map(|p| (p.name.as_str(), p.value.as_str()))
+        .collect();
+    assert!(props["runner"].starts_with("patchspec "), "{props:?}");
+    assert!(props["corpus.hash"].starts_with("sha256:"), "{props:?}");
+    assert_eq!(props["corpus.version"], "none");
+    assert_eq!(props["executor.transport"], "oneshot");
+    assert_eq!(props["executor.command"], EXECUTOR);
+    assert_eq!(props["executor.implementation"], "undeclared");
+    assert_eq!(props["executor.declaredBy"], "none");
     let mut got = BTreeMap::new();
     for suite in &report.test_suites {
         for tc in &suite.test_cases {

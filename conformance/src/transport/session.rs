@@ -316,21 +316,43 @@ impl Session {
                 }
             };
             proc.drain();
+            // A process that exited since its last answer: collect its last
+            // output up to EOF (bounded), so it is judged in order below.
+            if matches!(proc.child.try_wait(), Ok(Some(_))) {
+                let ended = |q: &VecDeque<Line>| q.iter().any(|l| matches!(l, Line::Eof));
+                let deadline = Instant::now() + Duration::from_secs(1);
+                while !ended(&proc.queue) {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match proc.batches.recv_timeout(left) {
+                        Ok(batch) => proc.queue.extend(batch),
+                        Err(_) => break,
+                    }
+                }
+                if !ended(&proc.queue) {
+                    proc.queue.push_back(Line::Eof);
+                }
+            }
             let Some(line) = proc.queue.pop_front() else {
                 return Ok(proc);
             };
+            let answered = proc.last.is_some();
             let error = match line {
-                Line::Text(text) => {
+                Line::Text(text) if answered => {
                     TransportError::Protocol(ProtocolError::AfterAnswer(preview(&text)))
                 }
-                Line::TooLong => TransportError::Protocol(ProtocolError::AfterAnswer(format!(
-                    "a line over the {STDOUT_LIMIT}-byte bound"
+                Line::Text(text) => TransportError::Protocol(ProtocolError::BadShape(format!(
+                    "unsolicited message before the first call: {}",
+                    preview(&text)
                 ))),
+                Line::TooLong => TransportError::Protocol(ProtocolError::TooLarge(STDOUT_LIMIT)),
                 Line::Eof => {
                     let status = proc.exit_status();
-                    TransportError::Crash(format!(
-                        "the executor exited after answering, before BYE ({status})"
-                    ))
+                    let when = if answered {
+                        "after answering, before BYE"
+                    } else {
+                        "before the call"
+                    };
+                    TransportError::Crash(format!("the executor exited {when} ({status})"))
                 }
             };
             match proc.last.take() {
@@ -339,7 +361,7 @@ impl Session {
                     proc.kill();
                 }
                 None => {
-                    // A fresh process speaking before any call: this call's.
+                    // A fresh process speaking (or dying) before any call: this call's.
                     let stderr = proc.stderr.take();
                     proc.kill();
                     return Err(Box::new(Exchange {
