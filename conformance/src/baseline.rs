@@ -9,7 +9,9 @@
 //! case failing with the other outcome keeps its raw outcome and is
 //! unexpected. [`Baseline::stale`] finds listed ids that are no longer in the
 //! corpus: also unexpected. Rewriting ([`Baseline::rewritten`]) is only
-//! allowed on a full run; the caller enforces that.
+//! allowed on a full run with every case run; the caller enforces that. A
+//! skipped case (by `--skip-tool`/`--skip-tag` or the executor's declaration)
+//! was not judged, so a rewrite keeps its entry as it was.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -97,19 +99,24 @@ impl Baseline {
     }
 
     /// The baseline a full run implies: every fail/error, keeping the reason
-    /// and issue of entries that are still there.
+    /// and issue of entries that are still there, and the entries of skipped
+    /// cases unchanged (a skip judges nothing).
     pub fn rewritten<'a>(
         &self,
         results: impl IntoIterator<Item = (&'a str, RawOutcome)>,
     ) -> Baseline {
         let mut entries = BTreeMap::new();
         for (id, raw) in results {
+            let old = self.entries.get(id);
             let outcome = match raw {
                 RawOutcome::Fail => Expected::Fail,
                 RawOutcome::Error => Expected::Error,
-                RawOutcome::Pass | RawOutcome::Skip => continue,
+                RawOutcome::Pass => continue,
+                RawOutcome::Skip => match old {
+                    Some(kept) => kept.outcome,
+                    None => continue,
+                },
             };
-            let old = self.entries.get(id);
             entries.insert(
                 id.to_owned(),
                 Entry {
@@ -198,5 +205,8 @@ mod tests {
         let b = Baseline::parse(r#"[{"id":"a","outcome":"fail","reason":"r"}]"#).expect("valid");
         let re = b.rewritten([("a", RawOutcome::Error), ("b", RawOutcome::Pass)]);
         assert_eq!(re.to_json(), "[\n  {\n    \"id\": \"a\",\n    \"outcome\": \"error\",\n    \"reason\": \"r\"\n  }\n]\n");
+        // A skipped case keeps its entry as it was; an unlisted one gets none.
+        let re = b.rewritten([("a", RawOutcome::Skip), ("b", RawOutcome::Skip)]);
+        assert_eq!(re, b);
     }
 }

@@ -114,16 +114,23 @@ pub struct CheckArgs {
     /// Stop starting cases after the first unexpected outcome.
     #[arg(long)]
     pub fail_fast: bool,
-    /// Stop starting cases after N unexpected outcomes.
-    #[arg(long, value_name = "N")]
-    pub max_fail: Option<usize>,
+    /// Stop starting cases after N unexpected outcomes (N >= 1; cases left unrun fail the run).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_fail: Option<u64>,
     /// Known failures (JSON array of {id, outcome, reason?, issue?}).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Rewrite the baseline from this run (refused on a filtered or sharded run).
+    /// Rewrite the baseline from this run (refused on a filtered or sharded run, or when
+    /// cases were not run; entries of skipped cases are kept).
     #[arg(long, requires = "baseline")]
     pub update_baseline: bool,
-    /// Skip cases of this tool (oneshot executors declare nothing); repeatable.
+    /// Fail (exit 2) unless the corpus's VERSION is exactly this (an implementation's pin).
+    #[arg(long, value_name = "X.Y.Z")]
+    pub corpus_version: Option<String>,
+    /// Fail (exit 2) unless the corpus's content hash is exactly this (`sha256:<hex>`, as in the reports).
+    #[arg(long, value_name = "sha256:HEX")]
+    pub corpus_hash: Option<String>,
+    /// Skip cases of this tool (for executors that declare no tools); repeatable.
     #[arg(long, value_name = "NAME")]
     pub skip_tool: Vec<String>,
     /// Skip cases with this tag; repeatable.
@@ -239,6 +246,8 @@ pub struct LintArgs {
 /// Parse the process arguments, run, and return the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    // Rust ignores SIGPIPE: a closed stdout is an error our writers absorb
+    // (see crate::output), never a panic.
     let result = match &cli.command {
         Command::Check(a) => crate::cmd_check::check(a),
         Command::Exec(a) => crate::cmd_exec::exec(a),

@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::baseline::Baseline;
@@ -22,6 +23,7 @@ use crate::transport::oneshot::Oneshot;
 use crate::transport::session::Session;
 use crate::transport::websocket::{Options, Plugin, WebSocket};
 use crate::transport::Executor;
+use crate::workspace::RunRoot;
 
 /// Find the corpus directory (see [`CorpusArgs::corpus`]).
 pub fn corpus_dir(args: &CorpusArgs) -> Result<PathBuf, Error> {
@@ -111,9 +113,46 @@ fn run_setup(cmd: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// `--corpus-version` / `--corpus-hash`: the corpus must be the one pinned.
+pub fn check_pins(corpus: &Corpus, args: &CheckArgs) -> Result<(), Error> {
+    let found = || {
+        format!(
+            "{} is version {} (sha256:{})",
+            corpus.root.display(),
+            corpus
+                .version
+                .as_deref()
+                .unwrap_or("<none: no VERSION file>"),
+            corpus.content_hash
+        )
+    };
+    if let Some(want) = &args.corpus_version {
+        if corpus.version.as_deref() != Some(want.trim()) {
+            return Err(Error::new(ErrorKind::CorpusPin(format!(
+                "the corpus is not the pinned version {want}: {}; check out the pinned corpus (its git tag) or update the pin",
+                found()
+            ))));
+        }
+    }
+    if let Some(want) = &args.corpus_hash {
+        let hex = want.trim().strip_prefix("sha256:").unwrap_or(want.trim());
+        if !hex.eq_ignore_ascii_case(&corpus.content_hash) {
+            return Err(Error::new(ErrorKind::CorpusPin(format!(
+                "the corpus's content is not the pinned {want}: {}; its cases differ from the pinned ones",
+                found()
+            ))));
+        }
+    }
+    Ok(())
+}
+
 /// `--transport websocket`: listen, start the plugin (the reference one when
 /// no executor is named, none with `--listen` alone), wait for it to connect.
-fn websocket_executor(args: &CheckArgs, connect_timeout: Duration) -> Result<WebSocket, Error> {
+fn websocket_executor(
+    args: &CheckArgs,
+    connect_timeout: Duration,
+    root: &RunRoot,
+) -> Result<WebSocket, Error> {
     let plugin = match (&args.listen, args.executor.is_empty()) {
         (_, false) => Plugin::Command(resolve_argv(&args.executor)),
         (Some(_), true) => Plugin::External,
@@ -128,6 +167,7 @@ fn websocket_executor(args: &CheckArgs, connect_timeout: Duration) -> Result<Web
         max_restarts: args.max_restarts,
         private_paths: args.ignore_path.clone(),
         project_key: "patchspec".into(),
+        env: root.exec_env(),
     })
     .map_err(|e| Error::new(ErrorKind::ExecutorUnusable(e.to_string())))
 }
@@ -135,6 +175,7 @@ fn websocket_executor(args: &CheckArgs, connect_timeout: Duration) -> Result<Web
 /// Run `patchspec check`; returns the exit code.
 pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
+    check_pins(&corpus, args)?;
     let sel = selection(&args.filter);
     let selected = sel.apply(&corpus.cases).map_err(Error::usage)?;
     if selected.is_empty() {
@@ -177,17 +218,23 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     if let Some(cmd) = &args.setup {
         run_setup(cmd)?;
     }
+    // Every case directory, and the executor's TMPDIR and HOME, live under
+    // one per-run root that the outside check watches.
+    let root = Arc::new(
+        RunRoot::new()
+            .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))?,
+    );
     let executor: Box<dyn Executor> = if websocket {
-        Box::new(websocket_executor(args, connect_timeout)?)
+        Box::new(websocket_executor(args, connect_timeout, &root)?)
     } else if args.executor.is_empty() {
         Box::new(InProcess::new(&args.ignore_path))
     } else {
         let argv = resolve_argv(&args.executor);
         match args.transport.unwrap_or(Transport::Oneshot) {
-            Transport::Oneshot => Box::new(Oneshot::new(
+            Transport::Oneshot => Box::new(Oneshot::start(
                 argv,
-                None,
-                Vec::new(),
+                &root,
+                timeout,
                 args.ignore_path.clone(),
             )),
             Transport::Websocket => unreachable!("handled above"),
@@ -197,6 +244,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
                 let mut s = Session::start(
                     argv,
                     &cwd,
+                    root.exec_env(),
                     jobs,
                     args.max_restarts,
                     timeout.max(Duration::from_secs(10)),
@@ -211,12 +259,14 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         jobs,
         timeout,
         fail_fast: args.fail_fast,
-        max_fail: args.max_fail,
+        max_fail: args
+            .max_fail
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         baseline,
         skip_tools: args.skip_tool.clone(),
         skip_tags: args.skip_tag.clone(),
     };
-    let runner = Runner::new(executor.as_ref(), &cfg).map_err(Error::usage)?;
+    let runner = Runner::with_root(executor.as_ref(), &cfg, root).map_err(Error::usage)?;
     let corpus_ids: BTreeSet<&str> = corpus.cases.iter().map(|c| c.id.as_str()).collect();
     let stale = cfg
         .baseline
@@ -241,9 +291,9 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     // report on stdout too unless stdout is taken, then on stderr.
     let stdout_taken = args.report != ReportFormat::Human && args.report_file.is_none();
     let human_out: Box<dyn Write> = if stdout_taken {
-        Box::new(std::io::stderr())
+        Box::new(crate::output::stderr())
     } else {
-        Box::new(std::io::stdout())
+        Box::new(crate::output::stdout())
     };
     let mut human = Human::new(human_out, crate::report::human::progress_wanted());
     let machine_out = || -> Result<Box<dyn Write>, Error> {
@@ -252,7 +302,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
                 std::fs::File::create(p)
                     .map_err(|e| Error::io(format!("cannot write {}: {e}", p.display())))?,
             ))),
-            None => Ok(Box::new(std::io::stdout())),
+            None => Ok(Box::new(crate::output::stdout())),
         }
     };
     let mut json = None;
@@ -274,7 +324,6 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         reporters.push(j);
     }
     let output = run(&runner, &header, &selected, stale, &mut reporters);
-    executor.finish();
     drop(reporters);
     if let Some(e) = output.report_error {
         return Err(Error::io(format!("writing a report failed: {e}")));

@@ -8,30 +8,42 @@
 //!
 //! `lint` checks what the loader checks (the schema's structural rules, ids
 //! equal to paths, unique ids, summaries), plus that the schema file exists
-//! and parses, that every `spec` reference names one of the five spec
-//! documents and, when `docs/spec-clauses.md` exists next to the corpus, an
-//! anchor listed there (`- \`doc#anchor\`: description`), and finally that
-//! every case passes against the reference engine (in-process). Structural
-//! problems exit 2; cases failing against the reference exit 1.
+//! and parses, that a versioned corpus (`VERSION`) has its entry in
+//! `CHANGELOG.md`, that every `spec` reference names one of the spec
+//! documents (or `clarifications`) and, when `docs/spec-clauses.md` exists
+//! next to the corpus, an anchor listed there (`- \`doc#anchor\`:
+//! description`), and finally that every case passes against the reference
+//! engine (in-process). Structural problems exit 2; cases failing against
+//! the reference exit 1. That the schema file and the loader's rules agree
+//! is not re-checked here but by a test (`conformance/tests/schema.rs`,
+//! with a real JSON Schema validator, over every case of the corpus).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use sha2::{Digest, Sha256};
+
 use serde_json::json;
 
-use crate::case::{Case, ExpectFiles, Problem, SPEC_DOCUMENTS};
+use crate::case::{hex, Case, ExpectFiles, Problem, SPEC_DOCUMENTS};
 use crate::cli::{CoverageArgs, LintArgs, ListArgs, ReproArgs, ShowArgs};
 use crate::cmd_check::{load_corpus, selection};
 use crate::error::{Error, ErrorKind};
 use crate::event::{Event, Reporter, RunHeader};
 use crate::report::human::Human;
-use crate::report::render::{indent, params, visible, visible_bytes};
+use crate::report::render::{indent, params_labelled, visible, visible_bytes, HashLabels};
 use crate::run::{run, RunConfig, Runner};
 use crate::transport::inprocess::InProcess;
 use crate::transport::Executor;
 use crate::workspace::{materialise, SENTINEL_TEXT};
+
+/// A failed write to stdout (a closed pipe never fails: see [`crate::output`]).
+fn out_err(e: std::io::Error) -> Error {
+    Error::io(format!("cannot write to stdout: {e}"))
+}
 
 /// `patchspec list`.
 pub fn list(args: &ListArgs) -> Result<i32, Error> {
@@ -41,17 +53,43 @@ pub fn list(args: &ListArgs) -> Result<i32, Error> {
     if selected.is_empty() {
         return Err(Error::new(ErrorKind::NothingSelected(sel.describe())));
     }
+    let mut out = crate::output::stdout();
     for c in selected {
+        if out.is_closed() {
+            break;
+        }
         if args.json {
-            println!(
+            writeln!(
+                out,
                 "{}",
                 json!({"id": c.id, "tool": c.tool, "tags": c.tags, "summary": c.summary, "spec": c.spec})
-            );
+            )
+            .map_err(out_err)?;
         } else {
-            println!("{}", c.id);
+            writeln!(out, "{}", c.id).map_err(out_err)?;
         }
     }
     Ok(crate::exit::OK)
+}
+
+/// What each SHA-256 in a case's call may be: the hash of a given file (or
+/// of an active file's content).
+pub fn hash_labels(c: &Case) -> HashLabels {
+    let mut labels = HashLabels::new();
+    for (p, content) in &c.given.session.active_files {
+        labels.insert(
+            hex(&Sha256::digest(content.as_bytes())),
+            format!("session.activeFiles[{p}]"),
+        );
+    }
+    // Given files win: they are what a hash is usually checked against.
+    for (p, content) in &c.given.files {
+        labels.insert(
+            hex(&Sha256::digest(content.bytes())),
+            format!("given file {p}"),
+        );
+    }
+    labels
 }
 
 fn find<'a>(corpus: &'a crate::case::Corpus, id: &str) -> Result<&'a Case, Error> {
@@ -95,7 +133,11 @@ pub fn render_case(c: &Case) -> String {
         );
     }
     out.push_str("\n== call ==\n");
-    out.push_str(&params(&c.tool, &serde_json::Value::Object(c.call.clone())));
+    out.push_str(&params_labelled(
+        &c.tool,
+        &serde_json::Value::Object(c.call.clone()),
+        &hash_labels(c),
+    ));
     out.push_str("\n== expect.result ==\n");
     out.push_str(&indent(
         &serde_json::to_string_pretty(&c.expect.result).unwrap_or_default(),
@@ -131,7 +173,10 @@ fn mode_note(content: &crate::case::Content) -> String {
 /// `patchspec show`.
 pub fn show(args: &ShowArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
-    print!("{}", render_case(find(&corpus, &args.id)?));
+    let text = render_case(find(&corpus, &args.id)?);
+    crate::output::stdout()
+        .write_all(text.as_bytes())
+        .map_err(out_err)?;
     Ok(crate::exit::OK)
 }
 
@@ -204,12 +249,14 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
         "wrote {} (workspace ws/, request.json, case.json); reproduce with:",
         out.display()
     );
-    println!(
+    writeln!(
+        crate::output::stdout(),
         "cd {} && {} < {}",
         shell_quote(&ws.to_string_lossy()),
         command.join(" "),
         shell_quote(&request.to_string_lossy())
-    );
+    )
+    .map_err(out_err)?;
     Ok(crate::exit::OK)
 }
 
@@ -356,6 +403,7 @@ pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
             })
         })
         .collect();
+    let mut out = crate::output::stdout();
     if args.json {
         let doc = serde_json::json!({
             "clauses": rows.iter().map(|r| serde_json::json!({
@@ -377,7 +425,7 @@ pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
                 "clause": c, "test": m, "problem": why,
             })).collect::<Vec<_>>(),
         });
-        println!("{doc:#}");
+        writeln!(out, "{doc:#}").map_err(out_err)?;
     } else {
         for row in &rows {
             if args.gaps && !is_gap(row) {
@@ -389,31 +437,40 @@ pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
             } else {
                 format!("{n} case{}", if n == 1 { "" } else { "s" })
             };
-            println!("{}  ({what})  {}", row.clause, row.description);
+            writeln!(out, "{}  ({what})  {}", row.clause, row.description).map_err(out_err)?;
             for id in row.cases.iter().take(if args.gaps { 0 } else { 5 }) {
-                println!("    {id}");
+                writeln!(out, "    {id}").map_err(out_err)?;
             }
             if n > 5 && !args.gaps {
-                println!("    ... and {} more", n - 5);
+                writeln!(out, "    ... and {} more", n - 5).map_err(out_err)?;
             }
             for (m, t) in &row.tests {
                 match t {
-                    TestRef::Found if !args.gaps => println!("    test: {m}"),
+                    TestRef::Found if !args.gaps => {
+                        writeln!(out, "    test: {m}").map_err(out_err)?
+                    }
                     TestRef::Found => {}
-                    TestRef::Pending => println!("    test: pending (not yet written)"),
-                    TestRef::Missing(why) => println!("    test NOT FOUND: {m} ({why})"),
+                    TestRef::Pending => {
+                        writeln!(out, "    test: pending (not yet written)").map_err(out_err)?
+                    }
+                    TestRef::Missing(why) => {
+                        writeln!(out, "    test NOT FOUND: {m} ({why})").map_err(out_err)?
+                    }
                 }
             }
         }
-        println!(
+        writeln!(
+            out,
             "coverage: {} clauses, {} pinned, {} gaps; {} pinned by a named test only",
             rows.len(),
             rows.len() - gaps.len(),
             gaps.len(),
             tests_only
-        );
+        )
+        .map_err(out_err)?;
         for (clause, m, why) in &broken {
-            println!("coverage: {clause}: the test {m} is not found ({why})");
+            writeln!(out, "coverage: {clause}: the test {m} is not found ({why})")
+                .map_err(out_err)?;
         }
     }
     Ok(if gaps.is_empty() && broken.is_empty() {
@@ -469,6 +526,27 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
             message: format!("cannot read the schema: {e}"),
         }),
     }
+    if let Some(version) = &corpus.version {
+        let changelog = corpus.root.join("CHANGELOG.md");
+        let heading = format!("## {version}");
+        match std::fs::read_to_string(&changelog) {
+            Ok(text) if text.lines().any(|l| l.trim_end() == heading) => {}
+            Ok(_) => problems.push(Problem {
+                file: changelog.clone(),
+                at: "$".into(),
+                message: format!(
+                    "no entry for the corpus version {version} (a line `{heading}`, from VERSION)"
+                ),
+            }),
+            Err(e) => problems.push(Problem {
+                file: changelog.clone(),
+                at: "$".into(),
+                message: format!(
+                    "cannot read the changelog a versioned corpus needs (VERSION is {version}): {e}"
+                ),
+            }),
+        }
+    }
     let clauses_path = corpus.root.join("../docs/spec-clauses.md");
     let clauses = listed_clauses(&clauses_path);
     for c in &corpus.cases {
@@ -498,7 +576,9 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
     if !problems.is_empty() {
         return Err(Error::new(ErrorKind::Corpus(problems)));
     }
-    println!(
+    let mut out = crate::output::stdout();
+    writeln!(
+        out,
         "lint: {} case(s): structure, ids, spec references ok{}",
         corpus.cases.len(),
         if clauses.is_none() {
@@ -506,7 +586,8 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
         } else {
             ""
         }
-    );
+    )
+    .map_err(out_err)?;
     if args.no_run {
         return Ok(crate::exit::OK);
     }
@@ -543,9 +624,9 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
         &mut [&mut failures, &mut human],
     );
     if failures.0.is_empty() {
-        println!("lint: every case passes against the reference engine");
+        writeln!(out, "lint: every case passes against the reference engine").map_err(out_err)?;
         let (p, f, k) = output.summary.tally();
-        println!("{p} passed, {f} failed, {k} skipped");
+        writeln!(out, "{p} passed, {f} failed, {k} skipped").map_err(out_err)?;
         return Ok(crate::exit::OK);
     }
     Err(Error::new(ErrorKind::Unexpected(format!(

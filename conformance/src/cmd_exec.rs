@@ -1,8 +1,9 @@
 //! `patchspec exec`: the reference executor, the engine behind the protocol.
 //!
 //! Oneshot (default): read one message from stdin, answer one on stdout,
-//! exit 0. A `HELLO` on stdin is answered with the executor's `HELLO` (so a
-//! oneshot runner may discover tools and private paths). Session
+//! exit 0. A `HELLO` on stdin is answered with the executor's `HELLO`, and
+//! `patchspec check` sends one before the first case, so a oneshot run learns
+//! the engine's identity, tools and private path (`.patchspec`). Session
 //! (`--session`): read one message per line; answer `HELLO` with `HELLO`,
 //! each `TOOL_CALL` with its `TOOL_RESULT`, and exit 0 on `BYE` or end of
 //! input. WebSocket (`--connect URL`): the reference plugin, in
@@ -18,23 +19,8 @@ use serde_json::Value;
 
 use crate::cli::ExecArgs;
 use crate::error::Error;
-use crate::protocol::{HelloMsg, ToolCallMsg, PROTOCOL_VERSION};
-use crate::transport::inprocess::{answer, implementation, PRIVATE_PATHS};
-
-fn hello() -> HelloMsg {
-    HelloMsg {
-        kind: "HELLO".into(),
-        protocol_version: PROTOCOL_VERSION,
-        runner: None,
-        implementation: Some(implementation()),
-        tools: patchspec_engine::dispatch::SUPPORTED_TOOLS
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        unsupported_tags: Vec::new(),
-        private_paths: PRIVATE_PATHS.iter().map(|s| s.to_string()).collect(),
-    }
-}
+use crate::protocol::ToolCallMsg;
+use crate::transport::inprocess::{answer, hello};
 
 enum Reply {
     Message(String),

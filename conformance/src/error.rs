@@ -17,6 +17,8 @@ pub enum ErrorKind {
     Corpus(Vec<Problem>),
     /// The filters selected no case.
     NothingSelected(String),
+    /// The corpus is not the one pinned by `--corpus-version`/`--corpus-hash`.
+    CorpusPin(String),
     /// The baseline cannot be read, or may not be rewritten.
     Baseline(String),
     /// The executor could not be started or spoke no valid protocol.
@@ -72,6 +74,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             ErrorKind::NothingSelected(m) => write!(f, "no case selected: {m}"),
+            ErrorKind::CorpusPin(m) => write!(f, "{m}"),
             ErrorKind::Baseline(m) => write!(f, "{m}"),
             ErrorKind::ExecutorUnusable(m) => write!(f, "executor unusable: {m}"),
             ErrorKind::Unexpected(m) => write!(f, "{m}"),

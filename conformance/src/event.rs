@@ -3,7 +3,9 @@
 //! The runner ([`crate::run`]) emits [`Event`]s to every [`Reporter`]:
 //! `RunStarted` once, `CaseProgress` as cases complete (completion order,
 //! for progress bars), `CaseFinished` once per case in stable id order
-//! whatever the parallelism, and `RunFinished` once. Reporters never reach
+//! whatever the parallelism, `CaseAmended` when a violation is pinned on a
+//! case after it was reported (the new record replaces the old one), and
+//! `RunFinished` once. Reporters never reach
 //! into the runner's state, so the human, JSON-lines, JUnit and Markdown
 //! reports cannot drift apart.
 
@@ -91,6 +93,9 @@ pub struct CaseResult {
     pub stderr: String,
     /// Wall time of the call and the checks.
     pub duration: Duration,
+    /// Changed after it was first reported (a violation found after its
+    /// call had returned, e.g. a second answer).
+    pub amended: bool,
 }
 
 /// Counts at the end.
@@ -102,6 +107,13 @@ pub struct RunSummary {
     pub by_tool: BTreeMap<String, BTreeMap<Outcome, usize>>,
     /// Selected cases that were not run (fail-fast, max-fail, or an unusable executor).
     pub not_run: usize,
+    /// Those cases: (id, tool), in id order.
+    pub not_run_cases: Vec<(String, String)>,
+    /// Why cases were not run (`--fail-fast`, `--max-fail N`), when they were stopped.
+    pub stopped: Option<String>,
+    /// Violations blamed on no case (an unknown toolCallId with several calls
+    /// in flight, a write outside the workspaces no case can be pinned for).
+    pub run_errors: Vec<String>,
     /// Baseline ids that are not in the corpus.
     pub stale: Vec<String>,
     /// When the executor turned out unusable: why.
@@ -126,14 +138,17 @@ impl RunSummary {
                 crate::outcome::Tally::Skipped => t.2 += n,
             }
         }
-        t.1 += self.stale.len();
+        t.1 += self.stale.len() + self.run_errors.len();
         t
     }
 
-    /// Did anything break the gate?
+    /// Did anything break the gate? Also: selected cases left unrun by
+    /// `--fail-fast`/`--max-fail` (never a green run).
     pub fn is_unexpected(&self) -> bool {
         self.unusable.is_some()
             || !self.stale.is_empty()
+            || !self.run_errors.is_empty()
+            || self.not_run > 0
             || self
                 .by_outcome
                 .iter()
@@ -159,6 +174,8 @@ pub enum Event<'a> {
     },
     /// A case's full record, in id order.
     CaseFinished(&'a CaseResult),
+    /// A case already reported, changed: this record replaces it.
+    CaseAmended(&'a CaseResult),
     /// After the last case.
     RunFinished(&'a RunSummary),
 }
@@ -167,4 +184,23 @@ pub enum Event<'a> {
 pub trait Reporter {
     /// Handle one event. Errors (e.g. a closed pipe) are reported at the end.
     fn event(&mut self, event: &Event<'_>) -> std::io::Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cases left unrun are never a green run, whatever else happened.
+    #[test]
+    fn unrun_cases_and_run_errors_break_the_gate() {
+        let mut s = RunSummary::default();
+        s.by_outcome.insert(Outcome::Pass, 3);
+        assert!(!s.is_unexpected());
+        s.not_run = 2;
+        assert!(s.is_unexpected());
+        s.not_run = 0;
+        s.run_errors.push("a stranger's toolCallId".into());
+        assert!(s.is_unexpected());
+        assert_eq!(s.tally(), (3, 1, 0), "a run error counts as failed");
+    }
 }

@@ -5,8 +5,8 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | every selected case ended as expected (pass, skip, or xfail) |
-//! | 1 | unexpected results: a fail, error or xpass, or a stale baseline entry |
-//! | 2 | usage or corpus error: bad arguments, invalid case files, zero cases selected, unreadable baseline, refused baseline rewrite |
+//! | 1 | unexpected results: a fail, error or xpass, a stale baseline entry, a run-level protocol error or write outside the workspaces, or selected cases left unrun by `--fail-fast`/`--max-fail` |
+//! | 2 | usage or corpus error: bad arguments, invalid case files, zero cases selected, a corpus that is not the pinned one (`--corpus-version`, `--corpus-hash`), unreadable baseline, refused baseline rewrite |
 //! | 3 | the executor is unusable: it could not be started, failed the handshake, or spoke no valid protocol on the first case |
 //!
 //! The mapping from an error to its code is the single exhaustive `match` in
@@ -29,6 +29,7 @@ pub fn code_for(kind: &ErrorKind) -> i32 {
         ErrorKind::Usage(_)
         | ErrorKind::Corpus(_)
         | ErrorKind::NothingSelected(_)
+        | ErrorKind::CorpusPin(_)
         | ErrorKind::Baseline(_) => USAGE,
         ErrorKind::ExecutorUnusable(_) => EXECUTOR_UNUSABLE,
         ErrorKind::Unexpected(_) | ErrorKind::Io(_) => UNEXPECTED,

@@ -143,6 +143,21 @@ pub struct HelloMsg {
     pub private_paths: Vec<String>,
 }
 
+/// The runner's own `HELLO` (every transport that asks for a declaration sends this).
+pub fn runner_hello() -> HelloMsg {
+    HelloMsg {
+        kind: "HELLO".into(),
+        protocol_version: PROTOCOL_VERSION,
+        runner: Some(Implementation {
+            name: "patchspec".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            language: Some("Rust".into()),
+            homepage: None,
+        }),
+        ..HelloMsg::default()
+    }
+}
+
 /// `BYE`: the runner is done; the executor exits.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ByeMsg {
@@ -186,6 +201,9 @@ pub enum ProtocolError {
     InvalidJson(String),
     /// More than one JSON value.
     TwoMessages,
+    /// Output after the call had been answered (a late duplicate, a stray
+    /// line): what it was, shortened.
+    AfterAnswer(String),
     /// A JSON value that is not a valid `TOOL_RESULT`.
     BadShape(String),
     /// `data.toolCallId` does not echo the call's.
@@ -207,6 +225,10 @@ impl fmt::Display for ProtocolError {
             ProtocolError::NoOutput => write!(f, "no message on stdout"),
             ProtocolError::InvalidJson(e) => write!(f, "output is not a JSON message: {e}"),
             ProtocolError::TwoMessages => write!(f, "more than one message for one call"),
+            ProtocolError::AfterAnswer(what) => write!(
+                f,
+                "more than one message for one call: after its answer, it also sent {what}"
+            ),
             ProtocolError::BadShape(e) => write!(f, "not a valid TOOL_RESULT: {e}"),
             ProtocolError::WrongToolCallId { expected, got } => write!(
                 f,

@@ -10,13 +10,23 @@
 //! rayon pool of `jobs` threads; results are re-ordered so `CaseFinished`
 //! events come in id order whatever the parallelism. `--fail-fast` and
 //! `--max-fail` stop starting new cases once enough unexpected outcomes have
-//! been seen; cases not started are counted as `not_run`, never as passed.
-//! What it leaves out: printing (reporters do that) and exit codes (the
-//! caller maps the summary).
+//! been seen; cases not started are counted as `not_run`, never as passed,
+//! and make the run exit non-zero.
+//!
+//! Every case runs in its own directory under one per-run root
+//! ([`RunRoot`]), watched around the call; with `-j 1` the root's shared part
+//! too. After the last case the executor is finished
+//! ([`Executor::finish`]); violations it pins on calls that had already
+//! returned ([`Executor::late_blames`]) turn those cases into errors (a
+//! `CaseAmended` event when the case was already reported), and violations
+//! blamed on no case — the executor's [`Executor::run_errors`], and writes in
+//! the root's shared part no case was blamed for — are run-level errors that
+//! fail the run. What it leaves out: printing (reporters do that) and exit
+//! codes (the caller maps the summary).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -28,8 +38,8 @@ use crate::event::{CaseResult, Detail, Event, Reporter, RunHeader, RunSummary};
 use crate::outcome::{Outcome, RawOutcome};
 use crate::pattern::{self, Mismatch};
 use crate::protocol::{SessionMsg, ToolCallMsg};
-use crate::transport::{Executor, ExecutorInfo};
-use crate::workspace::{expected_tree, CaseDir, PrivatePaths};
+use crate::transport::{CallDirs, Executor, ExecutorInfo, LateBlame, TransportError};
+use crate::workspace::{expected_tree, PrivatePaths, RunRoot};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -72,11 +82,25 @@ pub struct Runner<'a> {
     private: PrivatePaths,
     session_id: String,
     counter: AtomicU64,
+    root: Arc<RunRoot>,
 }
 
 impl<'a> Runner<'a> {
-    /// A runner; fails when the executor's private paths are not valid globs.
+    /// A runner with a fresh per-run root; fails when the executor's private
+    /// paths are not valid globs or the root cannot be made.
     pub fn new(executor: &'a dyn Executor, cfg: &'a RunConfig) -> Result<Runner<'a>, String> {
+        let root =
+            RunRoot::new().map_err(|e| format!("cannot create the per-run directory: {e}"))?;
+        Runner::with_root(executor, cfg, Arc::new(root))
+    }
+
+    /// A runner whose cases live under `root` (the one the executor was
+    /// given its environment in).
+    pub fn with_root(
+        executor: &'a dyn Executor,
+        cfg: &'a RunConfig,
+        root: Arc<RunRoot>,
+    ) -> Result<Runner<'a>, String> {
         let info = executor.info();
         let private = PrivatePaths::new(&info.private_paths)?;
         let session_id = format!(
@@ -94,6 +118,7 @@ impl<'a> Runner<'a> {
             private,
             session_id,
             counter: AtomicU64::new(0),
+            root,
         })
     }
 
@@ -163,6 +188,7 @@ impl<'a> Runner<'a> {
             detail: Detail::default(),
             stderr: String::new(),
             duration: Duration::ZERO,
+            amended: false,
         };
         r.raw = self.judge(case, &mut r);
         r.outcome = classify(r.raw, listed);
@@ -182,13 +208,22 @@ impl<'a> Runner<'a> {
             r.detail.message = Some(reason);
             return RawOutcome::Skip;
         }
-        let dir = match CaseDir::new(&case.given) {
+        let mut dir = match self.root.case_dir(&case.given) {
             Ok(d) => d,
             Err(e) => return workspace_error(r, e),
         };
+        // Calls do not overlap with -j 1: the root's shared part is then
+        // watched around each call too.
+        if let Err(e) = dir.arm(self.cfg.jobs == 1) {
+            return workspace_error(r, e);
+        }
         let msg = self.message(case, dir.root());
         r.tool_call_id = msg.tool_call_id.clone();
-        let exchange = self.executor.call(&msg, dir.root(), self.cfg.timeout);
+        let dirs = CallDirs {
+            workspace: dir.root(),
+            env: dir.env(),
+        };
+        let exchange = self.executor.call(&msg, &dirs, self.cfg.timeout);
         r.stderr = exchange.stderr;
         let expected = expected_tree(&case.expect);
         let after = dir.check(expected.as_ref(), &self.private);
@@ -251,7 +286,88 @@ fn is_unusable_sign(r: &CaseResult) -> bool {
     }
 }
 
-/// Run the selection and emit events to every reporter.
+/// The books of a run: counts, results in id order, and blames that
+/// arrived before the case they name was recorded.
+struct Ledger {
+    summary: RunSummary,
+    results: Vec<CaseResult>,
+    by_call: HashMap<String, usize>,
+    unresolved: Vec<LateBlame>,
+}
+
+impl Ledger {
+    /// Count a record in (`add`) or out of the totals.
+    fn count(&mut self, r: &CaseResult, add: bool) {
+        fn bump<K: Ord + Clone>(map: &mut BTreeMap<K, usize>, key: &K, add: bool) {
+            let n = map.get(key).copied().unwrap_or(0);
+            match (add, n) {
+                (true, _) => {
+                    map.insert(key.clone(), n + 1);
+                }
+                (false, 0 | 1) => {
+                    map.remove(key);
+                }
+                (false, _) => {
+                    map.insert(key.clone(), n - 1);
+                }
+            }
+        }
+        bump(&mut self.summary.by_outcome, &r.outcome, add);
+        let tool = self.summary.by_tool.entry(r.tool.clone()).or_default();
+        bump(tool, &r.outcome, add);
+    }
+
+    fn record(&mut self, mut r: CaseResult, runner: &Runner<'_>, emit: &mut dyn FnMut(Event<'_>)) {
+        if !r.tool_call_id.is_empty() {
+            let mut i = 0;
+            while i < self.unresolved.len() {
+                if self.unresolved[i].tool_call_id == r.tool_call_id {
+                    let b = self.unresolved.remove(i);
+                    runner.amend(&mut r, &b.error);
+                } else {
+                    i += 1;
+                }
+            }
+            self.by_call
+                .insert(r.tool_call_id.clone(), self.results.len());
+        }
+        emit(Event::CaseFinished(&r));
+        self.count(&r, true);
+        self.results.push(r);
+    }
+
+    fn blame(&mut self, b: LateBlame, runner: &Runner<'_>, emit: &mut dyn FnMut(Event<'_>)) {
+        let Some(&i) = self.by_call.get(&b.tool_call_id) else {
+            self.unresolved.push(b);
+            return;
+        };
+        let mut r = self.results[i].clone();
+        self.count(&r, false);
+        runner.amend(&mut r, &b.error);
+        self.count(&r, true);
+        emit(Event::CaseAmended(&r));
+        self.results[i] = r;
+    }
+}
+
+impl Runner<'_> {
+    /// A violation found after the case's call had returned: the case is an
+    /// error now, whatever it was.
+    fn amend(&self, r: &mut CaseResult, error: &TransportError) {
+        let note = error.to_string();
+        r.detail.message = Some(match r.detail.message.take() {
+            Some(m) if r.raw == RawOutcome::Error => format!("{m}; then {note}"),
+            _ => note,
+        });
+        r.detail.error_kind = Some(error.kind());
+        r.raw = RawOutcome::Error;
+        let listed = self.cfg.baseline.as_ref().and_then(|b| b.get(&r.id));
+        r.outcome = classify(r.raw, listed);
+        r.amended = true;
+    }
+}
+
+/// Run the selection, finish the executor, and emit events to every reporter.
 pub fn run(
     runner: &Runner<'_>,
     header: &RunHeader,
@@ -270,30 +386,34 @@ pub fn run(
     };
     emit(Event::RunStarted(header));
     let total = selected.len();
-    let mut summary = RunSummary {
-        stale,
-        ..RunSummary::default()
+    let mut books = Ledger {
+        summary: RunSummary {
+            stale,
+            ..RunSummary::default()
+        },
+        results: Vec::with_capacity(total),
+        by_call: HashMap::new(),
+        unresolved: Vec::new(),
     };
-    let mut results = Vec::with_capacity(total);
     let mut unexpected = 0usize;
     let stop_after = if runner.cfg.fail_fast {
         Some(1)
     } else {
         runner.cfg.max_fail
     };
-    let record = |r: CaseResult,
-                  summary: &mut RunSummary,
-                  results: &mut Vec<CaseResult>,
-                  emit: &mut dyn FnMut(Event<'_>)| {
-        emit(Event::CaseFinished(&r));
-        *summary.by_outcome.entry(r.outcome).or_default() += 1;
-        *summary
-            .by_tool
-            .entry(r.tool.clone())
-            .or_default()
-            .entry(r.outcome)
-            .or_default() += 1;
-        results.push(r);
+    let stop_reason = || {
+        if runner.cfg.fail_fast {
+            "--fail-fast".to_owned()
+        } else {
+            format!("--max-fail {}", runner.cfg.max_fail.unwrap_or(0))
+        }
+    };
+    let not_run = |books: &mut Ledger, case: &Case| {
+        books.summary.not_run += 1;
+        books
+            .summary
+            .not_run_cases
+            .push((case.id.clone(), case.tool.clone()));
     };
 
     // The probe: serially, up to and including the first case that is not skipped.
@@ -313,20 +433,25 @@ pub fn run(
         }
         // The built-in engine cannot be "unusable": a panic is that case's crash.
         if probed && is_unusable_sign(&r) && runner.info.transport != "inprocess" {
-            summary.unusable = Some(format!(
+            books.summary.unusable = Some(format!(
                 "the first case ({}) got no valid answer: {}",
                 r.id,
                 r.detail.message.clone().unwrap_or_default()
             ));
         }
-        record(r, &mut summary, &mut results, &mut emit);
+        books.record(r, runner, &mut emit);
         if probed {
             break;
         }
     }
-    let stopped = summary.unusable.is_some() || stop_after.is_some_and(|n| unexpected >= n);
-    if stopped {
-        summary.not_run = total - next;
+    let stopped_by_failures = stop_after.is_some_and(|n| unexpected >= n);
+    if books.summary.unusable.is_some() || stopped_by_failures {
+        for case in &selected[next..] {
+            not_run(&mut books, case);
+        }
+        if stopped_by_failures && next < total {
+            books.summary.stopped = Some(stop_reason());
+        }
     } else if next < total {
         let rest: Vec<(usize, &Case)> = selected.iter().copied().enumerate().skip(next).collect();
         let cancel = AtomicBool::new(false);
@@ -384,26 +509,74 @@ pub fn run(
                 }
                 pending.insert(i, r);
                 while let Some(r) = pending.remove(&next) {
-                    next += 1;
                     match r {
-                        Some(r) => record(r, &mut summary, &mut results, &mut emit),
-                        None => summary.not_run += 1,
+                        Some(r) => books.record(r, runner, &mut emit),
+                        None => not_run(&mut books, selected[next]),
                     }
+                    next += 1;
+                }
+                for b in runner.executor.late_blames() {
+                    books.blame(b, runner, &mut emit);
                 }
             }
-            for (_, r) in std::mem::take(&mut pending) {
+            for (i, r) in std::mem::take(&mut pending) {
                 match r {
-                    Some(r) => record(r, &mut summary, &mut results, &mut emit),
-                    None => summary.not_run += 1,
+                    Some(r) => books.record(r, runner, &mut emit),
+                    None => not_run(&mut books, selected[i]),
                 }
             }
         });
+        if books.summary.not_run > 0 {
+            books.summary.stopped = Some(stop_reason());
+        }
     }
-    summary.duration = started.elapsed();
-    emit(Event::RunFinished(&summary));
+    // The executor's last words (session: output after BYE) may still blame
+    // a case; then what no case can be blamed for.
+    runner.executor.finish();
+    for b in runner.executor.late_blames() {
+        books.blame(b, runner, &mut emit);
+    }
+    for b in std::mem::take(&mut books.unresolved) {
+        books.summary.run_errors.push(format!(
+            "{} (for toolCallId={}, which no case of this run sent)",
+            b.error, b.tool_call_id
+        ));
+    }
+    books
+        .summary
+        .run_errors
+        .extend(runner.executor.run_errors());
+    match runner.root.unattributed() {
+        Ok(d) if d.is_empty() => {}
+        Ok(d) => {
+            let paths: Vec<String> = d
+                .missing
+                .iter()
+                .chain(&d.extra)
+                .map(|(p, _)| p.clone())
+                .chain(d.changed.iter().map(|(p, _, _)| p.clone()))
+                .collect();
+            books.summary.run_errors.push(format!(
+                "wrote outside the workspaces, in the per-run directory {}: {} (no case could be blamed: {}; with -j 1 each such write is pinned on its case)",
+                runner.root.path().display(),
+                paths.join(", "),
+                if runner.cfg.jobs == 1 {
+                    "written between calls, at start-up or after the last call"
+                } else {
+                    "calls overlapped"
+                }
+            ));
+        }
+        Err(e) => books.summary.run_errors.push(format!(
+            "the runner could not inspect the per-run directory {}: {e}",
+            runner.root.path().display()
+        )),
+    }
+    books.summary.duration = started.elapsed();
+    emit(Event::RunFinished(&books.summary));
     RunOutput {
-        summary,
-        results,
+        summary: books.summary,
+        results: books.results,
         report_error,
     }
 }

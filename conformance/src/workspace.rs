@@ -1,19 +1,21 @@
 //! Per-case workspaces: materialise `given`, snapshot the tree after the
-//! call, and compare it with `expect.files`.
+//! call, compare it with `expect.files`, and watch everything around it.
 //!
-//! Main types: [`CaseDir`] (a fresh temporary directory holding the
-//! workspace and, beside it, a sentinel directory) and [`Tree`] (a snapshot:
-//! path → [`Entry`]). Layout of a case directory:
+//! Main types: [`RunRoot`] (the per-run root every case directory lives in,
+//! with its layout), [`CaseDir`] (one case's directory: the workspace, a
+//! sentinel, the executor's TMPDIR and HOME) and [`Tree`] (a snapshot:
+//! path → [`Entry`]).
 //!
-//! ```text
-//! <tmp>/patchspec-XXXX/
-//!   ws/                    the workspace (workspaceRoot, canonical path)
-//!   outside/sentinel.txt   must be untouched after the call
-//! ```
-//!
-//! Anything that changes in `<tmp>/patchspec-XXXX/` outside `ws/` (the
-//! sentinel, or a new file next to `ws/`) means the executor wrote outside its
-//! workspace. Cases about path safety can point symlinks at `../outside`.
+//! The outside check: anything that changes under the per-run root outside
+//! the case's workspace — the sentinel, a new file next to the workspace, a
+//! file left in the TMPDIR or HOME the runner gave the executor, a file
+//! written at the root itself — means the executor wrote outside its
+//! workspace. A case's own directory is compared around its call; the shared
+//! part of the root around each call with `-j 1`, else once at the end of
+//! the run (see [`RunRoot`]). What it cannot see: writes outside the per-run
+//! root (an absolute path elsewhere, the runner's cwd, another TMPDIR), and
+//! files created and removed again within the call. Cases about path safety
+//! can point symlinks at `../outside`.
 //!
 //! Comparison is exact: bytes of regular files, targets of symlinks, and the
 //! set of directories (an empty directory is part of the tree). Permission
@@ -24,9 +26,11 @@
 //! them. Stray temporary files (`*.apply-patch.tmp`) are ordinary extra files.
 //! What it leaves out: owners and timestamps.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -178,21 +182,7 @@ fn walk(dir: &Path, prefix: &str, tree: &mut Tree) -> io::Result<()> {
         } else {
             format!("{prefix}/{name}")
         };
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_symlink() {
-            let target = std::fs::read_link(&path)?;
-            tree.insert(rel, Entry::Symlink(target.to_string_lossy().into_owned()));
-        } else if kind.is_dir() {
-            tree.insert(rel.clone(), Entry::Dir);
-            walk(&path, &rel, tree)?;
-        } else if kind.is_file() {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = entry.metadata()?.permissions().mode() & 0o7777;
-            tree.insert(rel, Entry::File(std::fs::read(&path)?, Some(mode)));
-        } else {
-            tree.insert(rel, Entry::Other);
-        }
+        walk_one(&entry, &rel, tree)?;
     }
     Ok(())
 }
@@ -271,13 +261,211 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
     Ok(())
 }
 
-/// A fresh case directory: the workspace and its sentinel.
+/// The environment of an executor process: `TMPDIR` (also `TMP`, `TEMP`)
+/// and `HOME`, both inside the per-run root so the outside check sees what
+/// the executor leaves there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecEnv {
+    /// `TMPDIR`, `TMP` and `TEMP`.
+    pub tmp: PathBuf,
+    /// `HOME`.
+    pub home: PathBuf,
+}
+
+impl ExecEnv {
+    /// Set the variables on a command.
+    pub fn apply(&self, cmd: &mut std::process::Command) {
+        for var in ["TMPDIR", "TMP", "TEMP"] {
+            cmd.env(var, &self.tmp);
+        }
+        cmd.env("HOME", &self.home);
+    }
+}
+
+/// The directory every case directory of one run lives in (the *per-run
+/// root*), watched as a whole by the outside check. Layout:
+///
+/// ```text
+/// <tmp>/patchspec-run-XXXX/        the per-run root
+///   cases/<n>/ws/                  a case's workspace (workspaceRoot)
+///   cases/<n>/outside/sentinel.txt must be untouched after the call
+///   cases/<n>/tmp/  cases/<n>/home/  TMPDIR and HOME of a oneshot executor
+///   exec/tmp/  exec/home/          TMPDIR and HOME of long-lived executors
+///                                  (session processes, a started websocket plugin)
+/// ```
+///
+/// A case's own directory minus its workspace is compared before and after
+/// its call, whatever the parallelism. The *shared* part (the root minus
+/// every case directory: `cases/` itself, `exec/`, the root's own entries)
+/// is compared around each call only when calls do not overlap (`-j 1`);
+/// otherwise once, at the end of the run ([`RunRoot::unattributed`]).
 #[derive(Debug)]
-pub struct CaseDir {
+pub struct RunRoot {
     temp: tempfile::TempDir,
+    base: PathBuf,
+    next: AtomicU64,
+    /// Names under `cases/` the runner created (never removed: a name is
+    /// never reused, and a walker may have listed it before it was deleted).
+    created: Mutex<BTreeSet<String>>,
+    /// The shared part when the root was made.
+    start: Tree,
+    /// Shared paths already blamed on a case.
+    blamed: Mutex<BTreeSet<String>>,
+}
+
+impl RunRoot {
+    /// A fresh per-run root in the system temporary directory.
+    pub fn new() -> io::Result<RunRoot> {
+        let temp = tempfile::Builder::new()
+            .prefix("patchspec-run-")
+            .tempdir()?;
+        let base = temp.path().canonicalize()?;
+        for d in ["cases", "exec/tmp", "exec/home"] {
+            std::fs::create_dir_all(base.join(d))?;
+        }
+        let mut root = RunRoot {
+            temp,
+            base,
+            next: AtomicU64::new(0),
+            created: Mutex::new(BTreeSet::new()),
+            start: Tree::new(),
+            blamed: Mutex::new(BTreeSet::new()),
+        };
+        root.start = root.shared()?;
+        Ok(root)
+    }
+
+    /// The per-run root (absolute, canonical).
+    pub fn path(&self) -> &Path {
+        &self.base
+    }
+
+    /// The environment of long-lived executors (session, websocket plugin).
+    pub fn exec_env(&self) -> ExecEnv {
+        ExecEnv {
+            tmp: self.base.join("exec/tmp"),
+            home: self.base.join("exec/home"),
+        }
+    }
+
+    /// A snapshot of the shared part, paths relative to the root.
+    pub fn shared(&self) -> io::Result<Tree> {
+        let mut tree = Tree::new();
+        let created = self.created.lock().unwrap_or_else(|p| p.into_inner());
+        for entry in std::fs::read_dir(&self.base)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == "cases" && entry.file_type()?.is_dir() {
+                tree.insert(name, Entry::Dir);
+                for case in std::fs::read_dir(entry.path())? {
+                    let case = case?;
+                    let n = case.file_name().to_string_lossy().into_owned();
+                    if created.contains(&n) {
+                        continue;
+                    }
+                    walk_one(&case, &format!("cases/{n}"), &mut tree)?;
+                }
+            } else {
+                walk_one(&entry, &name, &mut tree)?;
+            }
+        }
+        Ok(tree)
+    }
+
+    /// Record shared paths blamed on a case, so the end-of-run check does
+    /// not report them twice.
+    fn blame(&self, diff: &TreeDiff) {
+        let mut blamed = self.blamed.lock().unwrap_or_else(|p| p.into_inner());
+        for (p, _) in diff.missing.iter().chain(&diff.extra) {
+            blamed.insert(p.clone());
+        }
+        for (p, _, _) in &diff.changed {
+            blamed.insert(p.clone());
+        }
+    }
+
+    /// Changes of the shared part over the whole run that no case was blamed
+    /// for, with paths relative to the root.
+    pub fn unattributed(&self) -> io::Result<TreeDiff> {
+        let now = self.shared()?;
+        let mut d = diff(&self.start, &now);
+        let blamed = self.blamed.lock().unwrap_or_else(|p| p.into_inner());
+        d.missing.retain(|(p, _)| !blamed.contains(p));
+        d.extra.retain(|(p, _)| !blamed.contains(p));
+        d.changed.retain(|(p, _, _)| !blamed.contains(p));
+        Ok(d)
+    }
+
+    /// A fresh case directory with `given` materialised.
+    pub fn case_dir(&self, given: &Given) -> io::Result<CaseDir<'_>> {
+        let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+        let name = n.to_string();
+        self.created
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.clone());
+        let base = self.base.join("cases").join(&name);
+        let root = base.join("ws");
+        let dir = CaseDir {
+            run: self,
+            env: ExecEnv {
+                tmp: base.join("tmp"),
+                home: base.join("home"),
+            },
+            base,
+            root,
+            before: Tree::new(),
+            outside_before: Tree::new(),
+            shared_before: None,
+        };
+        // From here on, Drop removes whatever was created.
+        std::fs::create_dir(&dir.base)?;
+        for d in ["ws", "outside", "tmp", "home"] {
+            std::fs::create_dir(dir.base.join(d))?;
+        }
+        std::fs::write(dir.base.join("outside/sentinel.txt"), SENTINEL_TEXT)?;
+        materialise(&dir.root, given)?;
+        Ok(dir)
+    }
+}
+
+/// Snapshot one directory entry (and everything below it) into `tree` as `rel`.
+fn walk_one(entry: &std::fs::DirEntry, rel: &str, tree: &mut Tree) -> io::Result<()> {
+    let path = entry.path();
+    let kind = entry.file_type()?;
+    if kind.is_symlink() {
+        let target = std::fs::read_link(&path)?;
+        tree.insert(
+            rel.to_owned(),
+            Entry::Symlink(target.to_string_lossy().into_owned()),
+        );
+    } else if kind.is_dir() {
+        tree.insert(rel.to_owned(), Entry::Dir);
+        walk(&path, rel, tree)?;
+    } else if kind.is_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = entry.metadata()?.permissions().mode() & 0o7777;
+        tree.insert(
+            rel.to_owned(),
+            Entry::File(std::fs::read(&path)?, Some(mode)),
+        );
+    } else {
+        tree.insert(rel.to_owned(), Entry::Other);
+    }
+    Ok(())
+}
+
+/// A fresh case directory under a [`RunRoot`]: the workspace, its sentinel,
+/// and the TMPDIR and HOME of a oneshot executor. Removed on drop.
+#[derive(Debug)]
+pub struct CaseDir<'r> {
+    run: &'r RunRoot,
+    base: PathBuf,
     root: PathBuf,
+    env: ExecEnv,
     before: Tree,
     outside_before: Tree,
+    shared_before: Option<Tree>,
 }
 
 /// What the runner found after the call.
@@ -285,29 +473,45 @@ pub struct CaseDir {
 pub struct After {
     /// Differences against the expected tree (private paths left out).
     pub files: TreeDiff,
-    /// Changes around the workspace (sentinel, siblings), with paths
-    /// relative to the workspace (`../outside/sentinel.txt`): writes outside.
+    /// Changes outside the workspace, with paths relative to the workspace
+    /// (`../outside/sentinel.txt`, `../tmp/x`; `../../../x` for the per-run
+    /// root's own entries): writes outside.
     pub outside: TreeDiff,
 }
 
-impl CaseDir {
-    /// Create a temporary case directory and materialise `given` in it.
-    pub fn new(given: &Given) -> io::Result<CaseDir> {
-        let temp = tempfile::Builder::new().prefix("patchspec-").tempdir()?;
-        let base = temp.path().canonicalize()?;
-        let root = base.join("ws");
-        std::fs::create_dir(&root)?;
-        std::fs::create_dir(base.join("outside"))?;
-        std::fs::write(base.join("outside").join("sentinel.txt"), SENTINEL_TEXT)?;
-        materialise(&root, given)?;
-        let before = snapshot(&root)?;
-        let outside_before = Self::outside(&base)?;
-        Ok(CaseDir {
-            temp,
-            root,
-            before,
-            outside_before,
-        })
+/// Prefix every path of a diff.
+fn prefixed(d: TreeDiff, prefix: &str) -> TreeDiff {
+    TreeDiff {
+        missing: d
+            .missing
+            .into_iter()
+            .map(|(p, e)| (format!("{prefix}{p}"), e))
+            .collect(),
+        extra: d
+            .extra
+            .into_iter()
+            .map(|(p, e)| (format!("{prefix}{p}"), e))
+            .collect(),
+        changed: d
+            .changed
+            .into_iter()
+            .map(|(p, a, b)| (format!("{prefix}{p}"), a, b))
+            .collect(),
+    }
+}
+
+impl CaseDir<'_> {
+    /// Take the "before" snapshots, right before the call. `shared`: also
+    /// the per-run root's shared part (only when no other call overlaps).
+    pub fn arm(&mut self, shared: bool) -> io::Result<()> {
+        self.before = snapshot(&self.root)?;
+        self.outside_before = Self::outside(&self.base)?;
+        self.shared_before = if shared {
+            Some(self.run.shared()?)
+        } else {
+            None
+        };
+        Ok(())
     }
 
     fn outside(base: &Path) -> io::Result<Tree> {
@@ -325,6 +529,11 @@ impl CaseDir {
         &self.root
     }
 
+    /// The TMPDIR and HOME of a oneshot executor for this case.
+    pub fn env(&self) -> &ExecEnv {
+        &self.env
+    }
+
     /// The tree as materialised (before the call).
     pub fn before(&self) -> &Tree {
         &self.before
@@ -334,32 +543,48 @@ impl CaseDir {
     pub fn check(&self, expected: Option<&Tree>, private: &PrivatePaths) -> io::Result<After> {
         let actual = private.filter(&snapshot(&self.root)?);
         let want = private.filter(expected.unwrap_or(&self.before));
-        let outside_after = Self::outside(self.temp.path())?;
+        let outside_after = Self::outside(&self.base)?;
+        let mut outside = diff(&self.outside_before, &outside_after);
+        if let Some(before) = &self.shared_before {
+            let shared = diff(before, &self.run.shared()?);
+            self.run.blame(&shared);
+            // The workspace is `<root>/cases/<n>/ws`.
+            let shared = prefixed(shared, "../../../");
+            outside.missing.extend(shared.missing);
+            outside.extra.extend(shared.extra);
+            outside.changed.extend(shared.changed);
+        }
         Ok(After {
             files: diff(&want, &actual),
-            outside: diff(&self.outside_before, &outside_after),
+            outside,
         })
     }
 }
 
-impl Drop for CaseDir {
-    fn drop(&mut self) {
-        // An executor may leave read-only directories behind; make them
-        // writable so the temporary directory can be removed.
-        fn unlock(dir: &Path) {
-            use std::os::unix::fs::PermissionsExt;
-            if let Ok(entries) = std::fs::read_dir(dir) {
-                for e in entries.flatten() {
-                    if e.file_type().is_ok_and(|t| t.is_dir()) {
-                        let _ = std::fs::set_permissions(
-                            e.path(),
-                            std::fs::Permissions::from_mode(0o755),
-                        );
-                        unlock(&e.path());
-                    }
-                }
+/// Make every directory below `dir` writable, so it can be removed (an
+/// executor may leave read-only directories behind).
+fn unlock(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o755));
+                unlock(&e.path());
             }
         }
+    }
+}
+
+impl Drop for CaseDir<'_> {
+    fn drop(&mut self) {
+        unlock(&self.base);
+        // Best effort: whatever is left goes with the per-run root.
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+impl Drop for RunRoot {
+    fn drop(&mut self) {
         unlock(self.temp.path());
     }
 }
@@ -394,14 +619,23 @@ mod tests {
             "symlinks": {"link": "../outside"}
         }))
         .expect("a valid given");
-        let dir = CaseDir::new(&given).expect("case dir");
+        let run = RunRoot::new().expect("run root");
+        let mut dir = run.case_dir(&given).expect("case dir");
+        dir.arm(false).expect("arm");
         assert!(diff(&given_tree(&given), dir.before()).is_empty());
         let none = PrivatePaths::new(&[]).expect("no globs");
         assert!(dir.check(None, &none).expect("check").files.is_empty());
         std::fs::write(dir.root().join("link/evil.txt"), "x").expect("write through the link");
         std::fs::write(dir.root().join("a.apply-patch.tmp"), "").expect("stray temp");
+        std::fs::write(dir.env().tmp.join("left.txt"), "x").expect("a file left in TMPDIR");
         let after = dir.check(None, &none).expect("check");
-        assert_eq!(after.outside.extra.len(), 1, "{after:?}");
+        let outside: Vec<&str> = after
+            .outside
+            .extra
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect();
+        assert_eq!(outside, ["../outside/evil.txt", "../tmp/left.txt"]);
         let extra: Vec<(&str, &str)> = after
             .files
             .extra
@@ -409,6 +643,13 @@ mod tests {
             .map(|(p, e)| (p.as_str(), e.kind()))
             .collect();
         assert_eq!(extra, vec![("a.apply-patch.tmp", "file")]);
+        let base = dir
+            .root()
+            .parent()
+            .expect("the case directory")
+            .to_path_buf();
+        drop(dir);
+        assert!(!base.exists(), "a case directory is removed when dropped");
     }
 
     #[test]
@@ -418,7 +659,9 @@ mod tests {
             "files": {"run.sh": {"text": "#!/bin/sh\n", "mode": "755"}, "a.txt": "x\n"}
         }))
         .expect("a valid given");
-        let dir = CaseDir::new(&given).expect("case dir");
+        let run_root = RunRoot::new().expect("run root");
+        let mut dir = run_root.case_dir(&given).expect("case dir");
+        dir.arm(false).expect("arm");
         let run = dir.root().join("run.sh");
         let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode(&run), 0o755);
@@ -456,5 +699,53 @@ mod tests {
             1,
             "\"unchanged\" includes modes"
         );
+        let base = dir
+            .root()
+            .parent()
+            .expect("the case directory")
+            .to_path_buf();
+        drop(dir);
+        assert!(!base.exists(), "a case directory is removed when dropped");
+    }
+
+    /// The shared part of the per-run root: blamed on the call when it is
+    /// watched around it (`-j 1`), else found at the end, never twice.
+    #[test]
+    fn the_shared_part_of_the_run_root_is_watched() {
+        let run = RunRoot::new().expect("run root");
+        let none = PrivatePaths::new(&[]).expect("no globs");
+        let mut a = run.case_dir(&Given::default()).expect("case dir");
+        a.arm(true).expect("arm");
+        let b = run
+            .case_dir(&Given::default())
+            .expect("a concurrent case dir");
+        std::fs::write(b.root().join("busy.txt"), "x").expect("another case's workspace");
+        std::fs::write(run.path().join("root.txt"), "x").expect("the root");
+        std::fs::write(run.path().join("cases/x.txt"), "x").expect("cases/");
+        std::fs::write(run.exec_env().home.join(".cache"), "x").expect("exec HOME");
+        let after = a.check(None, &none).expect("check");
+        let outside: Vec<&str> = after
+            .outside
+            .extra
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect();
+        assert_eq!(
+            outside,
+            [
+                "../../../cases/x.txt",
+                "../../../exec/home/.cache",
+                "../../../root.txt"
+            ]
+        );
+        // Unwatched around the call: found at the end only, and what was
+        // already blamed is not reported again.
+        let mut c = run.case_dir(&Given::default()).expect("case dir");
+        c.arm(false).expect("arm");
+        std::fs::write(run.exec_env().tmp.join("late.txt"), "x").expect("exec TMPDIR");
+        assert!(c.check(None, &none).expect("check").outside.is_empty());
+        let end = run.unattributed().expect("end of run");
+        let paths: Vec<&str> = end.extra.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["exec/tmp/late.txt"]);
     }
 }

@@ -110,7 +110,8 @@ impl Run {
     fn case(&self, id: &str) -> Value {
         self.lines()
             .into_iter()
-            .find(|v| v["type"] == "case" && v["id"] == id)
+            // The last line for an id is its final record (amendments follow).
+            .rfind(|v| v["type"] == "case" && v["id"] == id)
             .unwrap_or_else(|| panic!("no case {id}"))
     }
 }
@@ -168,6 +169,7 @@ fn broken_corpus() -> (Corpus, BTreeMap<String, (String, String)>) {
         ("t/wrong-tree", "wrong-tree", "fail", ""),
         ("t/wrong-result", "wrong-result", "fail", ""),
         ("t/outside", "outside", "fail", ""),
+        ("t/tmp-leftover", "tmp-leftover", "fail", ""),
         ("t/temp-file", "temp-file", "fail", ""),
         ("t/stderr-noise", "stderr", "pass", ""),
         ("t/z-ok-after-all-that", "", "pass", ""),
@@ -231,12 +233,17 @@ fn broken_executors_get_their_outcomes_oneshot() {
             footer["failed"].as_u64(),
             footer["skipped"].as_u64()
         ),
-        (Some(3), Some(11), Some(0))
+        (Some(3), Some(12), Some(0))
+    );
+    assert_eq!(
+        run.case("t/tmp-leftover")["outside"]["extra"],
+        json!(["../tmp/leftover.txt"]),
+        "a file left in the TMPDIR the runner gave is a write outside"
     );
     // Human output (on stderr here) ends with the count line.
     assert_eq!(
         run.stderr.lines().last(),
-        Some("3 passed, 11 failed, 0 skipped"),
+        Some("3 passed, 12 failed, 0 skipped"),
         "{}",
         run.stderr
     );
@@ -244,6 +251,19 @@ fn broken_executors_get_their_outcomes_oneshot() {
     // JUnit: failure vs error vs success, parsed back.
     let xml = std::fs::read_to_string(&junit).expect("junit written");
     let report = quick_junit::Report::deserialize_from_str(&xml).expect("valid JUnit");
+    // Every suite carries the run's identity.
+    let props: BTreeMap<&str, &str> = report.test_suites[0]
+        .properties
+        .iter()
+        .map(|p| (p.name.as_str(), p.value.as_str()))
+        .collect();
+    assert!(props["runner"].starts_with("patchspec "), "{props:?}");
+    assert!(props["corpus.hash"].starts_with("sha256:"), "{props:?}");
+    assert_eq!(props["corpus.version"], "none");
+    assert_eq!(props["executor.transport"], "oneshot");
+    assert_eq!(props["executor.command"], EXECUTOR);
+    assert_eq!(props["executor.implementation"], "undeclared");
+    assert_eq!(props["executor.declaredBy"], "none");
     let mut got = BTreeMap::new();
     for suite in &report.test_suites {
         for tc in &suite.test_cases {
@@ -308,6 +328,151 @@ fn broken_executors_get_their_outcomes_in_a_session() {
         "patchspec-test-executor"
     );
     assert_eq!(header["executor"]["privatePaths"], json!([".private"]));
+    assert_eq!(header["executor"]["declaredBy"], "hello");
+    // Session processes share one TMPDIR; with -j 1 a leftover is pinned on its case.
+    assert_eq!(
+        run.case("t/tmp-leftover")["outside"]["extra"],
+        json!(["../../../exec/tmp/leftover.txt"])
+    );
+    assert_eq!(run.footer()["runErrors"], json!([]));
+}
+
+/// Session: a second answer written in its own write, after a delay, is
+/// pinned on the call it answers again — whether it arrives while the next
+/// call waits or after BYE — and that case becomes an error although it had
+/// passed; the next case is not harmed.
+#[test]
+fn a_late_second_answer_in_a_session_is_blamed_on_its_own_case() {
+    let c = Corpus::new();
+    c.case("d/a-two-delayed", "two-delayed", &[]);
+    c.case("d/b-ok", "", &[]);
+    c.case("d/c-ok", "", &[]);
+    c.case("d/d-two-delayed-last", "two-delayed", &[]);
+    let junit = c.path("junit.xml");
+    let run = check(
+        &c,
+        &[
+            "-j",
+            "1",
+            "--transport",
+            "session",
+            "--junit",
+            junit.to_str().expect("utf-8"),
+        ],
+        &[EXECUTOR, "--session"],
+        1,
+    );
+    let o = run.outcomes();
+    assert_eq!(o["d/a-two-delayed"], ("error".into(), "protocol".into()));
+    assert_eq!(o["d/b-ok"], ("pass".into(), "".into()));
+    assert_eq!(o["d/c-ok"], ("pass".into(), "".into()));
+    assert_eq!(
+        o["d/d-two-delayed-last"],
+        ("error".into(), "protocol".into())
+    );
+    let a = run.case("d/a-two-delayed");
+    assert_eq!(a["amended"], true);
+    assert!(
+        a["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("after its answer, it also sent"),
+        "{a}"
+    );
+    let footer = run.footer();
+    assert_eq!(
+        (
+            footer["totals"]["pass"].as_u64(),
+            footer["totals"]["error"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+    assert_eq!(footer["failed"], 2);
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
+    assert_eq!(xml.matches("<error").count(), 2, "{xml}");
+}
+
+/// Oneshot: before the first case the executor gets one HELLO (one process,
+/// as for a call); a valid answer declares it, anything else declares nothing
+/// and the report says so.
+#[test]
+fn oneshot_asks_for_a_hello_and_falls_back_without_one() {
+    let c = Corpus::new();
+    c.case("h/a-private", "private", &[]);
+    c.case("h/b-unsupported", "", &["unsupported"]);
+    let run = check(&c, &[], &[EXECUTOR, "--hello"], 0);
+    let header = &run.lines()[0];
+    assert_eq!(header["executor"]["declaredBy"], "hello");
+    assert_eq!(header["executor"]["noHello"], Value::Null);
+    assert_eq!(
+        header["executor"]["implementation"]["name"],
+        "patchspec-test-executor"
+    );
+    assert_eq!(header["executor"]["privatePaths"], json!([".private"]));
+    assert_eq!(run.outcomes()["h/a-private"].0, "pass");
+    assert_eq!(run.outcomes()["h/b-unsupported"].0, "skip");
+    assert!(!run.stderr.contains("no HELLO given"), "{}", run.stderr);
+    for (flag, why) in [
+        ("--hello-garbage", "not a JSON message"),
+        ("--hello-exit", "exit code 4"),
+        (
+            "--no-such-flag",
+            "answered with a \"TOOL_RESULT\" message, not a HELLO",
+        ),
+    ] {
+        let run = check(&c, &[], &[EXECUTOR, flag], 1);
+        let header = &run.lines()[0];
+        assert_eq!(header["executor"]["declaredBy"], "none", "{flag}");
+        assert_eq!(header["executor"]["implementation"], Value::Null);
+        let note = header["executor"]["noHello"].as_str().unwrap_or_default();
+        assert!(note.contains(why), "{flag}: {note}");
+        assert!(
+            run.stderr.contains("no HELLO given"),
+            "{flag}: {}",
+            run.stderr
+        );
+        // Undeclared, the private trash is an extra directory again.
+        assert_eq!(run.outcomes()["h/a-private"].0, "fail", "{flag}");
+    }
+}
+
+/// An executor that writes anywhere else under the per-run root — here, at
+/// the root itself, by absolute path — fails loudly: on its case with -j 1,
+/// as a run-level error when calls overlap.
+#[test]
+fn a_write_in_the_per_run_root_fails_loudly() {
+    let c = Corpus::new();
+    c.case("w/a-ok", "", &[]);
+    c.case("w/b-run-root", "run-root", &[]);
+    c.case("w/c-ok", "", &[]);
+    let run = check(&c, &["-j", "1"], &[EXECUTOR], 1);
+    assert_eq!(run.outcomes()["w/b-run-root"].0, "fail");
+    assert_eq!(
+        run.case("w/b-run-root")["outside"]["extra"],
+        json!(["../../../escaped.txt"])
+    );
+    assert_eq!(run.outcomes()["w/c-ok"].0, "pass");
+    assert_eq!(run.footer()["runErrors"], json!([]));
+    assert!(
+        run.stderr.contains("WROTE OUTSIDE THE WORKSPACE"),
+        "{}",
+        run.stderr
+    );
+    let run = check(&c, &["-j", "2"], &[EXECUTOR], 1);
+    let errors = run.footer()["runErrors"].clone();
+    let first = errors[0].as_str().unwrap_or_default();
+    assert!(
+        first.contains("wrote outside the workspaces") && first.contains("escaped.txt"),
+        "{errors}"
+    );
+    assert_eq!(run.footer()["failed"], 1);
+    assert!(run.stderr.contains("RUN ERROR"), "{}", run.stderr);
+    assert!(
+        run.stderr.lines().last() == Some("2 passed, 1 failed, 0 skipped")
+            || run.stderr.lines().last() == Some("3 passed, 1 failed, 0 skipped"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -399,11 +564,31 @@ fn exit_codes() {
     }
 }
 
+/// Is the process alive (a zombie counts as gone)?
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the field after the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
 #[test]
 fn a_hang_is_killed_with_its_process_group() {
     let c = Corpus::new();
     c.case("t/a-ok", "", &[]);
-    c.case("t/hang", "hang", &[]);
+    let pid_file = c.path("grandchild.pid");
+    c.raw(
+        "t/hang",
+        json!({
+            "id": "t/hang", "summary": "hangs, with a grandchild", "spec": ["websocket-tool-protocol#tool-result"],
+            "tool": "test.write", "given": {},
+            "call": {"path": "a.txt", "content": "x", "misbehave": "hang", "pidFile": pid_file.to_str().expect("utf-8")},
+            "expect": {"result": {"success": true}, "files": {"a.txt": "x"}}
+        }),
+    );
     let started = Instant::now();
     let run = check(&c, &["--timeout", "300ms"], &[EXECUTOR], 1);
     assert!(
@@ -412,6 +597,20 @@ fn a_hang_is_killed_with_its_process_group() {
         started.elapsed()
     );
     assert_eq!(run.outcomes()["t/hang"], ("error".into(), "timeout".into()));
+    // The grandchild (`sleep 600`) went with the group.
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the executor wrote its grandchild's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the grandchild {pid} outlived the timeout"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
@@ -454,8 +653,30 @@ fn baseline_semantics() {
     write(
         json!([{"id": "t/b-fail", "outcome": "fail"}, {"id": "t/c-error", "outcome": "error"}, {"id": "t/gone", "outcome": "fail"}]),
     );
-    let run = check(&c, &["--baseline", b], &[EXECUTOR], 1);
+    let junit = c.path("junit.xml");
+    let run = check(
+        &c,
+        &["--baseline", b, "--junit", junit.to_str().expect("utf-8")],
+        &[EXECUTOR],
+        1,
+    );
     assert_eq!(run.footer()["stale"], json!(["t/gone"]));
+    // JUnit counts the stale entry as a failure, so it agrees with the exit code.
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
+    let report = quick_junit::Report::deserialize_from_str(&xml).expect("valid JUnit");
+    let stale: Vec<&quick_junit::TestCase> = report
+        .test_suites
+        .iter()
+        .filter(|s| s.name.as_str() == "baseline")
+        .flat_map(|s| &s.test_cases)
+        .collect();
+    assert_eq!(stale.len(), 1, "{xml}");
+    assert_eq!(stale[0].name.as_str(), "t/gone");
+    assert!(
+        matches!(&stale[0].status, quick_junit::TestCaseStatus::NonSuccess { kind: quick_junit::NonSuccessKind::Failure, ty: Some(t), .. } if t.as_str() == "stale"),
+        "{xml}"
+    );
+    assert!(xml.contains("failures=\"1\""), "{xml}");
 
     // Rewriting: refused on a partial run, then done on a full one (keeping reasons).
     write(
@@ -481,6 +702,46 @@ fn baseline_semantics() {
         json!([{"id": "t/b-fail", "outcome": "fail", "reason": "kept"}, {"id": "t/c-error", "outcome": "error"}])
     );
     check(&c, &["--baseline", b], &[EXECUTOR], 0);
+
+    // A case skipped by a flag was not judged: a rewrite keeps its entry.
+    c.case("t/d-skipped", "crash", &["skipped"]);
+    write(
+        json!([{"id": "t/b-fail", "outcome": "fail", "reason": "kept"}, {"id": "t/c-error", "outcome": "error"}, {"id": "t/d-skipped", "outcome": "error", "reason": "crashes"}]),
+    );
+    check(
+        &c,
+        &[
+            "--baseline",
+            b,
+            "--update-baseline",
+            "--skip-tag",
+            "skipped",
+        ],
+        &[EXECUTOR],
+        0,
+    );
+    let rewritten: Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).expect("read")).expect("json");
+    assert_eq!(
+        rewritten,
+        json!([{"id": "t/b-fail", "outcome": "fail", "reason": "kept"}, {"id": "t/c-error", "outcome": "error"}, {"id": "t/d-skipped", "outcome": "error", "reason": "crashes"}])
+    );
+    // Cases left unrun: refused, and the file is left as it was.
+    write(json!([]));
+    check(
+        &c,
+        &[
+            "--baseline",
+            b,
+            "--update-baseline",
+            "--fail-fast",
+            "-j",
+            "1",
+        ],
+        &[EXECUTOR],
+        2,
+    );
+    assert_eq!(std::fs::read_to_string(&baseline).expect("read"), "[]");
 
     // An unreadable baseline is a usage error.
     std::fs::write(&baseline, "[{\"id\": 1}]").expect("write");
@@ -558,8 +819,51 @@ fn fail_fast_and_max_fail_stop_starting_cases() {
     let footer = run.footer();
     assert_eq!(footer["totals"]["fail"], 1);
     assert_eq!(footer["notRun"], 5);
-    let run = check(&c, &["-j", "1", "--max-fail", "3"], &[EXECUTOR], 1);
+    assert_eq!(footer["stopped"], "--fail-fast");
+    assert_eq!(
+        footer["notRunCases"],
+        json!([
+            "f/b-fail-1",
+            "f/b-fail-2",
+            "f/b-fail-3",
+            "f/b-fail-4",
+            "f/b-fail-5"
+        ])
+    );
+    assert!(
+        run.stderr
+            .contains("stopped by --fail-fast: 5 selected case(s) not run"),
+        "{}",
+        run.stderr
+    );
+    let junit = c.path("junit.xml");
+    let run = check(
+        &c,
+        &[
+            "-j",
+            "1",
+            "--max-fail",
+            "3",
+            "--junit",
+            junit.to_str().expect("utf-8"),
+        ],
+        &[EXECUTOR],
+        1,
+    );
     assert_eq!(run.footer()["totals"]["fail"], 3);
+    assert_eq!(run.footer()["stopped"], "--max-fail 3");
+    // JUnit: the unrun cases are there, skipped, with the reason.
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
+    assert_eq!(
+        xml.matches("not run: stopped by --max-fail 3").count(),
+        3,
+        "{xml}"
+    );
+    // Zero (or less) is refused: it would stop before the first case.
+    for bad in ["--max-fail=0", "--max-fail=-1"] {
+        let run = check(&c, &[bad], &[EXECUTOR], 2);
+        assert!(run.stderr.contains("--max-fail"), "{}", run.stderr);
+    }
 }
 
 #[test]
@@ -594,6 +898,150 @@ fn markdown_report_summarises() {
         run.stdout.lines().last(),
         Some("1 passed, 1 failed, 0 skipped")
     );
+    // The run's identity: judge, corpus version and hash, executor.
+    for needle in [
+        "- **Judge:** patchspec ",
+        "- **Corpus:** version none, `sha256:",
+        "over `oneshot`; declared nothing (no HELLO given",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle} in\n{}", run.stdout);
+    }
+}
+
+/// An implementation pins the corpus it was checked against: another
+/// version or other content is a usage error (2), never a silent run.
+#[test]
+fn a_pinned_corpus_version_and_hash_are_enforced() {
+    let c = Corpus::new();
+    c.case("p/a", "", &[]);
+    std::fs::write(c.root().join("VERSION"), "1.2.3\n").expect("write VERSION");
+    let run = check(&c, &[], &[EXECUTOR], 0);
+    let hash = run.lines()[0]["corpus"]["hash"]
+        .as_str()
+        .expect("the hash")
+        .to_owned();
+    assert!(
+        hash.starts_with("sha256:") && hash.len() == 7 + 64,
+        "{hash}"
+    );
+    assert_eq!(run.lines()[0]["corpus"]["version"], "1.2.3");
+    // The human header shows the whole hash, ready to pin.
+    assert!(
+        run.stderr.contains(&format!("corpus 1.2.3 {hash}")),
+        "{}",
+        run.stderr
+    );
+    check(
+        &c,
+        &["--corpus-version", "1.2.3", "--corpus-hash", &hash],
+        &[EXECUTOR],
+        0,
+    );
+    let run = check(&c, &["--corpus-version", "1.2.4"], &[EXECUTOR], 2);
+    assert!(
+        run.stderr.contains("not the pinned version 1.2.4") && run.stderr.contains(&hash),
+        "{}",
+        run.stderr
+    );
+    // One byte more in one case: another hash.
+    c.case("p/b", "", &[]);
+    let run = check(&c, &["--corpus-hash", &hash], &[EXECUTOR], 2);
+    assert!(
+        run.stderr.contains("its cases differ from the pinned ones"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `patchspec show`: a write-patch batch one change per line with its lines
+/// as text blocks, hashes labelled, bytes that are not UTF-8 escaped.
+#[test]
+fn show_prints_a_case_readably() {
+    let shown = patchspec(&[
+        "show",
+        "workspace_write_patch/apply/blank-lines",
+        "--corpus",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"),
+    ]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    for needle in [
+        "  files[0]: docPath=\"p.md\" originalSha256=\"57f34f2aad981c5bb287145a5c6b2970908cec505631fefce3581abfcd579091\" (sha256 of given file p.md)\n",
+        "    changes[0]: operation=\"delete\" startLine=2 endLine=3\n      expectedOriginalLines: (2 line(s))\n        │ \n        │ \n",
+        "    changes[1]: operation=\"insert\" afterLine=4\n      newLines: (2 line(s))\n        │ \n        │ More\n",
+    ] {
+        assert!(shown.stdout.contains(needle), "{needle:?} in\n{}", shown.stdout);
+    }
+    let c = Corpus::new();
+    c.raw(
+        "s/bytes",
+        json!({
+            "id": "s/bytes", "summary": "not UTF-8", "spec": ["websocket-tool-protocol#tool-result"],
+            "tool": "test.write", "given": {"files": {"latin1.txt": {"base64": "Y2Fm6Qo="}}},
+            "call": {"path": "a.txt", "content": "x", "sha": "0000000000000000000000000000000000000000000000000000000000000000"},
+            "expect": {"result": {"success": true}, "files": "unchanged"}
+        }),
+    );
+    let shown = patchspec(&[
+        "show",
+        "s/bytes",
+        "--corpus",
+        c.root().to_str().expect("utf-8"),
+    ]);
+    assert!(shown.stdout.contains("  caf\\xE9\n"), "{}", shown.stdout);
+    assert!(
+        shown.stdout.contains("(matches no given file)"),
+        "{}",
+        shown.stdout
+    );
+}
+
+/// A reader that goes away (`patchspec list | head -1`) ends the command
+/// quietly, with its normal exit code: no panic, no error.
+#[test]
+fn a_closed_stdout_is_a_quiet_normal_exit() {
+    let c = Corpus::new();
+    c.case("q/a", "", &[]);
+    let corpus = c.root();
+    let corpus = corpus.to_str().expect("utf-8");
+    let real = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+    let commands: [(&[&str], i32); 6] = [
+        (&["list", "--corpus", real], 0),
+        (&["list", "--json", "--corpus", real], 0),
+        (
+            &[
+                "show",
+                "workspace_write_patch/apply/blank-lines",
+                "--corpus",
+                real,
+            ],
+            0,
+        ),
+        (&["lint", "--no-run", "--corpus", real], 0),
+        (
+            &["coverage", "--corpus", real],
+            patchspec(&["coverage", "--corpus", real]).code,
+        ),
+        (&["check", "--corpus", corpus, "--", EXECUTOR], 0),
+    ];
+    for (args, code) in commands {
+        let mut child = Command::new(PATCHSPEC)
+            .args(args)
+            .env("CI", "true")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run patchspec");
+        // Close the reading end before the first line is written.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("error"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 #[test]
@@ -664,6 +1112,20 @@ fn lint_checks_ids_and_spec_references() {
     .expect("write");
     assert_eq!(patchspec(&["lint", "--corpus", r, "--no-run"]).code, 0);
     // Unknown documents, and ids that are not the path.
+    // A versioned corpus needs its changelog entry.
+    std::fs::write(c.root().join("VERSION"), "1.2.3\n").expect("write");
+    let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("CHANGELOG.md"), "{}", run.stderr);
+    std::fs::write(c.root().join("CHANGELOG.md"), "# x\n## 1.2.2\n").expect("write");
+    let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
+    assert!(
+        run.stderr.contains("no entry for the corpus version 1.2.3"),
+        "{}",
+        run.stderr
+    );
+    std::fs::write(c.root().join("CHANGELOG.md"), "# x\n## 1.2.3\n").expect("write");
+    assert_eq!(patchspec(&["lint", "--corpus", r, "--no-run"]).code, 0);
     c.raw("l/bad-doc", json!({"id": "l/bad-doc", "summary": "s", "spec": ["nope#x"], "tool": "t", "given": {}, "call": {}, "expect": {"result": {}, "files": "unchanged"}}));
     let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
     assert_eq!(run.code, 2);
@@ -692,12 +1154,12 @@ fn the_corpus_passes_against_patchspec_exec_in_both_transports() {
             vec![PATCHSPEC, "exec", "--session"],
         ),
     ] {
+        // Exactly as the README writes it: no --ignore-path; the executor
+        // declares its private trash in its HELLO, in both transports.
         let mut args = vec![
             "check",
             "--report",
             "json",
-            "--ignore-path",
-            ".patchspec",
             "--corpus",
             concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"),
         ];
@@ -708,6 +1170,10 @@ fn the_corpus_passes_against_patchspec_exec_in_both_transports() {
         assert_eq!(run.code, 0, "{args:?}\n{}\n{}", run.stdout, run.stderr);
         let footer = run.footer();
         assert_eq!(footer["failed"], 0);
+        let executor = &run.lines()[0]["executor"];
+        assert_eq!(executor["implementation"]["name"], "patchspec-engine");
+        assert_eq!(executor["privatePaths"], json!([".patchspec"]));
+        assert_eq!(executor["declaredBy"], "hello");
     }
 }
 

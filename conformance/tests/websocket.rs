@@ -94,7 +94,8 @@ impl Run {
     fn case(&self, id: &str) -> Value {
         self.lines()
             .into_iter()
-            .find(|v| v["type"] == "case" && v["id"] == id)
+            // The last line for an id is its final record (amendments follow).
+            .rfind(|v| v["type"] == "case" && v["id"] == id)
             .unwrap_or_else(|| panic!("no case {id} in\n{}\n{}", self.stdout, self.stderr))
     }
 
@@ -344,6 +345,8 @@ fn listen_waits_for_a_plugin_to_connect() {
     let c = Corpus::new();
     c.case("l/a", "");
     c.case("l/b", "");
+    // Its trash is private by its HELLO, with no --ignore-path.
+    c.case("l/c", "private");
     let root = c.root();
     let mut runner = Command::new(PATCHSPEC)
         .args([
@@ -408,7 +411,13 @@ fn listen_waits_for_a_plugin_to_connect() {
     };
     assert_eq!(run.lines()[0]["executor"]["transport"], "websocket");
     assert_eq!(run.lines()[0]["executor"]["command"], json!([]));
-    assert_eq!(run.footer()["passed"], 2);
+    // A plugin that connected by itself declares itself with its HELLO.
+    assert_eq!(run.lines()[0]["executor"]["declaredBy"], "hello");
+    assert_eq!(
+        run.lines()[0]["executor"]["implementation"]["name"],
+        "patchspec-test-plugin"
+    );
+    assert_eq!(run.footer()["passed"], 3);
     // The backend closed: the plugin exits by itself, with 0.
     let deadline = Instant::now() + Duration::from_secs(5);
     let code = loop {
@@ -501,8 +510,6 @@ fn the_corpus_passes_over_websocket_against_the_reference_plugin() {
                     "websocket",
                     "-j",
                     "2",
-                    "--ignore-path",
-                    ".patchspec",
                     "--corpus",
                     CORPUS,
                     "--report",
@@ -514,7 +521,19 @@ fn the_corpus_passes_over_websocket_against_the_reference_plugin() {
             .concat(),
         );
         assert_eq!(run.outcomes(), inprocess, "{plugin:?}");
-        assert_eq!(run.lines()[0]["executor"]["transport"], "websocket");
+        let executor = &run.lines()[0]["executor"];
+        assert_eq!(executor["transport"], "websocket");
+        // Started by the runner: known; named after `--`: its HELLO says so.
+        assert_eq!(
+            executor["declaredBy"],
+            if plugin.is_empty() {
+                "builtin"
+            } else {
+                "hello"
+            }
+        );
+        assert_eq!(executor["implementation"]["name"], "patchspec-engine");
+        assert_eq!(executor["privatePaths"], json!([".patchspec"]));
         let failed: Vec<&String> = inprocess
             .iter()
             .filter(|(_, (o, _))| o != "pass")
@@ -595,4 +614,97 @@ fn the_reference_plugin_serves_a_spec_shaped_backend() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(code, Some(0));
+}
+
+/// A plugin declares itself with a HELLO over the socket (answering the
+/// runner's); one that does not is a plugin without a declaration, and the
+/// report says so.
+#[test]
+fn a_plugin_declares_private_paths_with_its_hello() {
+    let c = Corpus::new();
+    c.case("h/a-ok", "");
+    c.case("h/b-private", "private");
+    let root = c.root();
+    let r = root.to_str().expect("utf-8");
+    let run = check(r, &[], &[PLUGIN], 0);
+    let executor = &run.lines()[0]["executor"];
+    assert_eq!(executor["declaredBy"], "hello");
+    assert_eq!(executor["privatePaths"], json!([".private"]));
+    let run = check(r, &[], &[PLUGIN, "--no-hello"], 1);
+    let executor = &run.lines()[0]["executor"];
+    assert_eq!(executor["declaredBy"], "none");
+    assert!(
+        executor["noHello"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("did not answer the runner's HELLO"),
+        "{executor}"
+    );
+    assert!(run.stderr.contains("no HELLO given"), "{}", run.stderr);
+    assert_eq!(
+        run.case("h/b-private")["files"]["extra"],
+        json!([".private", ".private/trash", ".private/trash/x"])
+    );
+    check(
+        r,
+        &["--ignore-path", ".private"],
+        &[PLUGIN, "--no-hello"],
+        0,
+    );
+}
+
+/// With several calls in flight, a violation is pinned where it belongs: a
+/// late second answer on the call it answers again (even though that call
+/// had passed), an unknown toolCallId on no case but on the run — never on
+/// the innocent calls pending at the time.
+#[test]
+fn violations_with_calls_in_flight_harm_no_innocent_case() {
+    let c = Corpus::new();
+    c.case("j/a-ok", "");
+    c.case("j/b-never-made", "never-made-slow");
+    c.case("j/c-two-late", "two-late");
+    // Answered right after 1 s: in flight when the unknown id comes (500 ms).
+    for i in 0..5 {
+        c.case(&format!("j/d-late-{i}"), "late");
+    }
+    let root = c.root();
+    let junit = c.dir.path().join("junit.xml");
+    let run = check(
+        root.to_str().expect("utf-8"),
+        &["-j", "4", "--junit", junit.to_str().expect("utf-8")],
+        &[PLUGIN],
+        1,
+    );
+    let mut expected: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for id in ["j/a-ok", "j/b-never-made"] {
+        expected.insert(id.into(), ("pass".into(), "".into()));
+    }
+    expected.insert("j/c-two-late".into(), ("error".into(), "protocol".into()));
+    for i in 0..5 {
+        expected.insert(format!("j/d-late-{i}"), ("pass".into(), "".into()));
+    }
+    assert_eq!(run.outcomes(), expected, "stderr:\n{}", run.stderr);
+    let late = run.case("j/c-two-late");
+    assert_eq!(late["amended"], true);
+    assert!(
+        late["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("a second TOOL_RESULT"),
+        "{late}"
+    );
+    let footer = run.footer();
+    let errors = footer["runErrors"].as_array().cloned().unwrap_or_default();
+    assert_eq!(errors.len(), 1, "{footer}");
+    let first = errors[0].as_str().unwrap_or_default();
+    assert!(
+        first.contains("⚠️ 未找到对应的工具调用: toolCallId=never-made-")
+            && first.contains("calls were pending"),
+        "{first}"
+    );
+    // The closing line and JUnit count it: 1 case error + 1 run error.
+    assert_eq!(footer["failed"], 2);
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
+    assert!(xml.contains("run-error-1"), "{xml}");
+    assert!(xml.contains("errors=\"2\""), "{xml}");
 }

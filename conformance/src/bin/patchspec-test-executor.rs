@@ -10,14 +10,17 @@
 //! |---|---|---|
 //! | `crash` | aborts (SIGABRT) without answering | error (crash) |
 //! | `exit3` | exits with code 3 without answering | error (crash) |
-//! | `hang` | starts a grandchild holding stdout, then sleeps | error (timeout) |
+//! | `hang` | starts a grandchild holding stdout (its pid written to the param `pidFile`, when given), then sleeps | error (timeout); the grandchild is killed with the group |
 //! | `garbage` | prints text that is not JSON | error (protocol) |
-//! | `two` | prints two answers | error (protocol) |
+//! | `two` | prints two answers, in one write | error (protocol) |
+//! | `two-delayed` | prints the answer, then the same answer again 300 ms later, in a second write | error (protocol), in a session after the fact |
 //! | `wrong-id` | echoes another toolCallId | error (protocol) |
 //! | `result-not-json` | `data.result` is not JSON | error (protocol) |
 //! | `wrong-tree` | answers success, writes other content | fail (files) |
 //! | `wrong-result` | answers with another result document | fail (result) |
 //! | `outside` | also writes `../escaped.txt` | fail (outside) |
+//! | `tmp-leftover` | also leaves `$TMPDIR/leftover.txt` | fail (outside) |
+//! | `run-root` | also writes `<workspace>/../../../escaped.txt` (an absolute path, the per-run root) | fail with `-j 1`, else a run-level error |
 //! | `temp-file` | leaves `<path>.tmp1.apply-patch.tmp` | fail (extra file) |
 //! | `private` | also writes `.private/trash/x` | pass when `.private` is declared |
 //! | `stderr` | writes noise on stderr, answers right | pass |
@@ -25,7 +28,11 @@
 //! Flags: `--session` speaks the session transport (HELLO declares the tools
 //! `test.write` plus the engine's, the unsupported tag `unsupported`, and the
 //! private path `.private`); `--always MODE` misbehaves on every call;
-//! `--bad-hello` answers the handshake with garbage.
+//! `--bad-hello` answers the handshake with garbage. In oneshot, a `HELLO`
+//! on stdin is answered like any call (an executor that knows no HELLO)
+//! unless `--hello` (answer the same HELLO as a session),
+//! `--hello-garbage` (print garbage) or `--hello-exit` (print the HELLO and
+//! exit 4) is given.
 
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
@@ -76,9 +83,34 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
         "exit3" => std::process::exit(3),
         "hang" => {
             // A grandchild that inherits stdout: only a process-group kill frees the pipe.
-            let _ = std::process::Command::new("sleep").arg("600").spawn();
+            let child = std::process::Command::new("sleep").arg("600").spawn();
+            if let (Ok(child), Some(file)) = (&child, params["pidFile"].as_str()) {
+                let _ = std::fs::write(file, child.id().to_string());
+            }
             std::thread::sleep(std::time::Duration::from_secs(600));
             None
+        }
+        "two-delayed" => {
+            // The first answer now, the same again later in its own write.
+            let one = result_message(&id, success, &doc);
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(format!("{one}\n").as_bytes());
+            let _ = out.flush();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            Some(one)
+        }
+        "tmp-leftover" => {
+            if let Some(tmp) = std::env::var_os("TMPDIR") {
+                let _ = std::fs::write(Path::new(&tmp).join("leftover.txt"), "left\n");
+            }
+            Some(result_message(&id, success, &doc))
+        }
+        "run-root" => {
+            // <root>/cases/<n>/ws: three levels up is the per-run root.
+            if let Some(run) = root.ancestors().nth(3) {
+                let _ = std::fs::write(run.join("escaped.txt"), "escaped\n");
+            }
+            Some(result_message(&id, success, &doc))
         }
         "garbage" => Some("this is not a message".into()),
         "two" => {
@@ -113,9 +145,25 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
     }
 }
 
+fn hello() -> String {
+    let mut tools = vec!["test.write".to_owned()];
+    tools.extend(
+        patchspec_engine::dispatch::SUPPORTED_TOOLS
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    json!({
+        "type": "HELLO", "protocolVersion": 1,
+        "implementation": {"name": "patchspec-test-executor", "version": "0.0.0", "language": "Rust"},
+        "tools": tools, "unsupportedTags": ["unsupported"], "privatePaths": [".private"]
+    })
+    .to_string()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let session = args.iter().any(|a| a == "--session");
+    let flag = |name: &str| args.iter().any(|a| a == name);
     let bad_hello = args.iter().any(|a| a == "--bad-hello");
     let always = args
         .iter()
@@ -127,6 +175,20 @@ fn main() {
         let mut input = String::new();
         let _ = std::io::stdin().read_to_string(&mut input);
         let call: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+        if call["type"] == "HELLO" {
+            if flag("--hello") {
+                let _ = writeln!(out, "{}", hello());
+                return;
+            }
+            if flag("--hello-garbage") {
+                let _ = writeln!(out, "HELLO? what is a HELLO");
+                return;
+            }
+            if flag("--hello-exit") {
+                let _ = writeln!(out, "{}", hello());
+                std::process::exit(4);
+            }
+        }
         if let Some(text) = answer(&call, always, false) {
             // One write, so "two messages" arrive together.
             let _ = out.write_all(format!("{text}\n").as_bytes());
@@ -138,22 +200,7 @@ fn main() {
         let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
         let reply = match msg["type"].as_str() {
             Some("HELLO") if bad_hello => Some("hello?".to_owned()),
-            Some("HELLO") => {
-                let mut tools = vec!["test.write".to_owned()];
-                tools.extend(
-                    patchspec_engine::dispatch::SUPPORTED_TOOLS
-                        .iter()
-                        .map(|s| s.to_string()),
-                );
-                Some(
-                    json!({
-                        "type": "HELLO", "protocolVersion": 1,
-                        "implementation": {"name": "patchspec-test-executor", "version": "0.0.0", "language": "Rust"},
-                        "tools": tools, "unsupportedTags": ["unsupported"], "privatePaths": [".private"]
-                    })
-                    .to_string(),
-                )
-            }
+            Some("HELLO") => Some(hello()),
             Some("BYE") => return,
             Some("TOOL_CALL") => answer(&msg, always, true),
             _ => None,

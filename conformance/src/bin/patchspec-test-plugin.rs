@@ -12,7 +12,10 @@
 //! |---|---|---|
 //! | `root-fields` | `toolCallId`, `success`, `result` at the root, no `data` | error (protocol) |
 //! | `wrong-id` | answers with `data.toolCallId` = the call's + `-not` | error (protocol), `⚠️` logged |
-//! | `never-made` | first a result for a toolCallId never sent, then the right answer | error (protocol), `⚠️` logged |
+//! | `never-made` | first a result for a toolCallId never sent, then the right answer | error (protocol) when it is the only call pending, `⚠️` logged |
+//! | `never-made-slow` | the same after 500 ms (while other calls are in flight) | pass; a run-level error, `⚠️` logged |
+//! | `private` | also writes `.private/trash/x` | pass when `.private` is declared (its HELLO) |
+//! | `two-late` | the right answer, then the same again 250 ms later | error (protocol), pinned on this call after the fact |
 //! | `two` | two results for the call, in one write | error (protocol) |
 //! | `disconnect` | drops the connection without answering, reconnects 100 ms later | error (crash); the next case passes |
 //! | `silent` | never answers | error (timeout) |
@@ -22,6 +25,8 @@
 //! | `slow` | answers right after 300 ms | pass (for the concurrency test) |
 //! | `echo` | answers `{"success": true, "echo": <the TOOL_CALL received>}`, any tool | pass |
 //!
+//! It answers patchspec's `HELLO` (declaring `test.write` and the engine's
+//! tools, and the private path `.private`) unless `--no-hello` is given.
 //! Flags: `--always MODE` misbehaves on every call; `--bad-path` connects to
 //! the wrong path (and is rejected); `--no-query` leaves out `projectKey`.
 
@@ -37,6 +42,8 @@ use tungstenite::{Message, WebSocket};
 
 enum Action {
     Send(Vec<String>),
+    /// Send, then send the same again after a delay.
+    Twice(String, Duration),
     Disconnect,
     Exit(i32),
 }
@@ -67,6 +74,7 @@ fn answer(call: &Value, always: Option<&str>, inflight: &InFlight) -> Option<Act
     inflight.max.fetch_max(n, Ordering::SeqCst);
     match mode {
         "slow" => std::thread::sleep(Duration::from_millis(300)),
+        "never-made-slow" => std::thread::sleep(Duration::from_millis(500)),
         "late" => std::thread::sleep(Duration::from_millis(1000)),
         _ => {}
     }
@@ -101,7 +109,13 @@ fn answer(call: &Value, always: Option<&str>, inflight: &InFlight) -> Option<Act
     match mode {
         "root-fields" => Some(Action::Send(vec![json!({"type": "TOOL_RESULT", "toolCallId": id, "success": success, "result": doc.to_string()}).to_string()])),
         "wrong-id" => Some(Action::Send(vec![result_message(&format!("{id}-not"), success, &doc)])),
-        "never-made" => Some(Action::Send(vec![
+        "two-late" => Some(Action::Twice(right, Duration::from_millis(250))),
+        "private" => {
+            let _ = std::fs::create_dir_all(root.join(".private/trash"));
+            let _ = std::fs::write(root.join(".private/trash/x"), "kept");
+            Some(Action::Send(vec![right]))
+        }
+        "never-made" | "never-made-slow" => Some(Action::Send(vec![
             result_message(&format!("never-made-{}", std::process::id()), true, &json!({})),
             right,
         ])),
@@ -112,6 +126,21 @@ fn answer(call: &Value, always: Option<&str>, inflight: &InFlight) -> Option<Act
         "garbage" => Some(Action::Send(vec!["this is not a message".into()])),
         _ => Some(Action::Send(vec![right])),
     }
+}
+
+fn hello() -> String {
+    let mut tools = vec!["test.write".to_owned()];
+    tools.extend(
+        patchspec_engine::dispatch::SUPPORTED_TOOLS
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    json!({
+        "type": "HELLO", "protocolVersion": 1,
+        "implementation": {"name": "patchspec-test-plugin", "version": "0.0.0", "language": "Rust"},
+        "tools": tools, "privatePaths": [".private"]
+    })
+    .to_string()
 }
 
 fn connect(url: &str) -> Result<WebSocket<TcpStream>, String> {
@@ -165,11 +194,22 @@ fn main() {
             match ws.read() {
                 Ok(Message::Text(text)) => {
                     let call: Value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
+                    if call["type"] == "HELLO" && !flag("--no-hello") {
+                        let _ = ws.send(Message::text(hello()));
+                    }
                     if call["type"] == "TOOL_CALL" {
                         let (tx, always, inflight) = (tx.clone(), always.clone(), inflight.clone());
                         std::thread::spawn(move || {
-                            if let Some(action) = answer(&call, always.as_deref(), &inflight) {
-                                let _ = tx.send(action);
+                            match answer(&call, always.as_deref(), &inflight) {
+                                Some(Action::Twice(text, delay)) => {
+                                    let _ = tx.send(Action::Send(vec![text.clone()]));
+                                    std::thread::sleep(delay);
+                                    let _ = tx.send(Action::Send(vec![text]));
+                                }
+                                Some(action) => {
+                                    let _ = tx.send(action);
+                                }
+                                None => {}
                             }
                         });
                     }
@@ -195,6 +235,7 @@ fn main() {
                         }
                         let _ = ws.flush();
                     }
+                    Action::Twice(..) => {}
                     Action::Disconnect => reconnect = true,
                     Action::Exit(code) => std::process::exit(code),
                 }

@@ -5,15 +5,18 @@
 //! that breaks the gate, its explanation ([`super::render::explain`]); a
 //! summary by outcome and by tool; and as the very last line
 //! `N passed, N failed, N skipped` (pass and xfail count as passed; fail,
-//! error, xpass and stale baseline entries as failed; skip as skipped).
+//! error, xpass, stale baseline entries and run-level errors as failed; skip
+//! as skipped). Cases left unrun by `--fail-fast`/`--max-fail` are in none of
+//! the three: a line before the summary says how many, and the run fails.
 
 use std::io::Write;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::event::{CaseResult, Event, Reporter};
+use crate::event::{CaseResult, Event, Reporter, RunHeader};
 use crate::outcome::{Outcome, ALL_OUTCOMES};
+use crate::transport::Declaration;
 
 /// The human reporter.
 pub struct Human<W: Write> {
@@ -45,6 +48,32 @@ impl<W: Write> Human<W> {
     }
 }
 
+/// The header: what runs against what, and the corpus exactly.
+pub fn header(h: &RunHeader) -> String {
+    let who = match &h.executor.implementation {
+        Some(i) => format!("{} {}", i.name, i.version),
+        None => h.executor.command.join(" "),
+    };
+    let version = h.corpus_version.as_deref().unwrap_or("(no VERSION)");
+    let mut out = format!(
+        "patchspec {}: {} of {} case(s) against {who} [{}], {} job(s), timeout {:.1}s\ncorpus {version} sha256:{} ({})\n",
+        h.runner_version,
+        h.selected,
+        h.corpus_cases,
+        h.executor.transport,
+        h.jobs,
+        h.timeout.as_secs_f64(),
+        h.corpus_hash,
+        h.corpus_root,
+    );
+    if let Declaration::Missing(why) = &h.executor.declared_by {
+        out.push_str(&format!(
+            "no HELLO given ({why}): the executor declared nothing; its tools, tags and private paths come from --skip-tool, --skip-tag and --ignore-path only\n"
+        ));
+    }
+    out
+}
+
 /// Should a progress bar be drawn (stderr is a terminal and `CI` is unset)?
 pub fn progress_wanted() -> bool {
     use std::io::IsTerminal;
@@ -66,26 +95,7 @@ impl<W: Write> Reporter for Human<W> {
     fn event(&mut self, event: &Event<'_>) -> std::io::Result<()> {
         match event {
             Event::RunStarted(h) => {
-                let who = match &h.executor.implementation {
-                    Some(i) => format!("{} {}", i.name, i.version),
-                    None => h.executor.command.join(" "),
-                };
-                let corpus = h
-                    .corpus_version
-                    .as_deref()
-                    .map(|v| format!(" v{v}"))
-                    .unwrap_or_default();
-                writeln!(
-                    self.out,
-                    "patchspec {}: {} of {} case(s) (corpus{corpus} {}) against {who} [{}], {} job(s), timeout {:.1}s",
-                    h.runner_version,
-                    h.selected,
-                    h.corpus_cases,
-                    &h.corpus_hash[..12.min(h.corpus_hash.len())],
-                    h.executor.transport,
-                    h.jobs,
-                    h.timeout.as_secs_f64()
-                )?;
+                write!(self.out, "{}", header(h))?;
                 if let Some(bar) = &self.bar {
                     bar.set_length(h.selected as u64);
                 }
@@ -121,6 +131,28 @@ impl<W: Write> Reporter for Human<W> {
                 }
                 Ok(())
             }
+            Event::CaseAmended(r) => {
+                let line = format!(
+                    "{} {} (amended after it was reported): {}",
+                    label(r.outcome),
+                    r.id,
+                    r.detail
+                        .message
+                        .as_deref()
+                        .and_then(|m| m.lines().next())
+                        .unwrap_or_default()
+                );
+                match &self.bar {
+                    Some(bar) => bar.println(line),
+                    None => writeln!(self.out, "{line}")?,
+                }
+                self.problems.retain(|p| p.id != r.id);
+                if r.outcome.is_unexpected() {
+                    self.problems.push((*r).clone());
+                    self.problems.sort_by(|a, b| a.id.cmp(&b.id));
+                }
+                Ok(())
+            }
             Event::RunFinished(s) => {
                 if let Some(bar) = self.bar.take() {
                     bar.finish_and_clear();
@@ -140,8 +172,21 @@ impl<W: Write> Reporter for Human<W> {
                         "\nSTALE {id}: listed in the baseline but not in the corpus; remove it"
                     )?;
                 }
+                for e in &s.run_errors {
+                    writeln!(
+                        self.out,
+                        "\nRUN ERROR (blamed on no case, fails the run): {e}"
+                    )?;
+                }
                 if let Some(u) = &s.unusable {
                     writeln!(self.out, "\nexecutor unusable: {u}")?;
+                }
+                if let Some(why) = &s.stopped {
+                    writeln!(
+                        self.out,
+                        "\nstopped by {why}: {} selected case(s) not run; the run fails",
+                        s.not_run
+                    )?;
                 }
                 writeln!(
                     self.out,

@@ -9,7 +9,7 @@
 //! | `formatVersion` | integer | `1` |
 //! | `runner` | object | `{name: "patchspec", version}` |
 //! | `corpus` | object | `{root, version (string or null, from corpus/VERSION), hash ("sha256:<hex>" over the case files), cases (count)}` |
-//! | `executor` | object | `{transport ("inprocess", "oneshot" or "session"), command (argv), implementation ({name, version, language?, homepage?} or null), tools (array or null), unsupportedTags, privatePaths}` |
+//! | `executor` | object | `{transport ("inprocess", "oneshot", "session" or "websocket"), command (argv), implementation ({name, version, language?, homepage?} or null), tools (array or null), unsupportedTags, privatePaths, declaredBy ("builtin", "hello" or "none"), noHello (why no HELLO was given, or null)}` |
 //! | `selected` | integer | cases selected by filters and shard |
 //! | `filters` | string | the filters, readable |
 //! | `jobs` | integer | parallel workers |
@@ -37,6 +37,12 @@
 //! | `result` | any or null | the result document received |
 //! | `success` | boolean or null | `data.success` received |
 //! | `stderr` | string | the executor's stderr during the call (tail) |
+//! | `amended` | boolean | a replacement: see below |
+//!
+//! A violation found after a case was reported (a second answer sent later,
+//! session output after an answer) amends it: another `case` line for the
+//! same id follows, with `amended: true`; the later line is the case's final
+//! record (a consumer that keeps the last line per id is right).
 //!
 //! Last line, the footer:
 //!
@@ -44,8 +50,11 @@
 //! |---|---|---|
 //! | `type` | `"footer"` | |
 //! | `totals` | object | count per outcome (all six keys) |
-//! | `passed`, `failed`, `skipped` | integer | the closing line's numbers (pass+xfail; fail+error+xpass+stale; skip) |
+//! | `passed`, `failed`, `skipped` | integer | the closing line's numbers (pass+xfail; fail+error+xpass+stale+runErrors; skip) |
 //! | `notRun` | integer | selected but not started (fail-fast, max-fail, unusable executor) |
+//! | `notRunCases` | array of strings | their ids |
+//! | `stopped` | string or null | `--fail-fast` or `--max-fail N` when that left cases unrun (the run fails) |
+//! | `runErrors` | array of strings | violations blamed on no case (they fail the run; counted in `failed`) |
 //! | `stale` | array of strings | baseline ids not in the corpus |
 //! | `unusable` | string or null | why the executor was declared unusable |
 //! | `durationMs` | integer | |
@@ -92,6 +101,11 @@ pub fn header(h: &RunHeader) -> Value {
             "tools": h.executor.tools,
             "unsupportedTags": h.executor.unsupported_tags,
             "privatePaths": h.executor.private_paths,
+            "declaredBy": h.executor.declared_by.as_str(),
+            "noHello": match &h.executor.declared_by {
+                crate::transport::Declaration::Missing(why) => Some(why.as_str()),
+                crate::transport::Declaration::BuiltIn | crate::transport::Declaration::Hello => None,
+            },
         },
         "selected": h.selected,
         "filters": h.filters,
@@ -123,6 +137,7 @@ pub fn case(r: &CaseResult) -> Value {
         "result": r.result,
         "success": r.success,
         "stderr": r.stderr,
+        "amended": r.amended,
     })
 }
 
@@ -140,6 +155,9 @@ pub fn footer(s: &RunSummary) -> Value {
         "failed": failed,
         "skipped": skipped,
         "notRun": s.not_run,
+        "notRunCases": s.not_run_cases.iter().map(|(id, _)| id).collect::<Vec<_>>(),
+        "stopped": s.stopped,
+        "runErrors": s.run_errors,
         "stale": s.stale,
         "unusable": s.unusable,
         "durationMs": s.duration.as_millis() as u64,
@@ -151,7 +169,7 @@ impl<W: Write> Reporter for JsonLines<W> {
         let line = match event {
             Event::RunStarted(h) => header(h),
             Event::CaseProgress { .. } => return Ok(()),
-            Event::CaseFinished(r) => case(r),
+            Event::CaseFinished(r) | Event::CaseAmended(r) => case(r),
             Event::RunFinished(s) => footer(s),
         };
         writeln!(self.out, "{line}")?;

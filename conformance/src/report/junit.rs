@@ -4,6 +4,20 @@
 //! `fail` → `<failure type="fail">`, `xpass` → `<failure type="xpass">`,
 //! `error` → `<error type="<errorKind>">`, `skip` → `<skipped>`; `pass` and
 //! `xfail` are successes (an xfail carries the property `outcome=xfail`).
+//! A selected case left unrun by `--fail-fast`/`--max-fail` is a testcase
+//! with `<skipped message="not run: stopped by …">` (property
+//! `outcome=not-run`). Then, when there are any: a `<testsuite
+//! name="baseline">` with one `<testcase name="<id>">` holding `<failure
+//! type="stale">` per baseline id that is not in the corpus, and a
+//! `<testsuite name="run">` with one `<testcase name="run-error-<n>">`
+//! holding `<error type="run">` per violation blamed on no case. So the XML
+//! counts a failure whenever the exit code is 1.
+//!
+//! Every `<testsuite>` carries the run's identity as `<properties>`:
+//! `runner` (`patchspec <version>`, the judge), `corpus.version`,
+//! `corpus.hash` (`sha256:<hex>`), `corpus.cases`, `executor.transport`,
+//! `executor.command`, `executor.implementation` (`<name> <version>`, or
+//! `undeclared`) and `executor.declaredBy` (`builtin`, `hello`, `none`).
 //! The failure's description is the human explanation (unstable text).
 
 use std::collections::BTreeMap;
@@ -11,13 +25,14 @@ use std::path::PathBuf;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::event::{CaseResult, Event, Reporter};
+use crate::event::{CaseResult, Event, Reporter, RunHeader};
 use crate::outcome::Outcome;
 
 /// Collects cases and writes the XML file at the end.
 pub struct Junit {
     path: PathBuf,
     suites: BTreeMap<String, Vec<TestCase>>,
+    properties: Vec<(String, String)>,
 }
 
 impl Junit {
@@ -26,8 +41,36 @@ impl Junit {
         Junit {
             path,
             suites: BTreeMap::new(),
+            properties: Vec::new(),
         }
     }
+}
+
+/// The run's identity, as suite properties.
+fn identity(h: &RunHeader) -> Vec<(String, String)> {
+    let e = &h.executor;
+    [
+        ("runner", format!("patchspec {}", h.runner_version)),
+        (
+            "corpus.version",
+            h.corpus_version.clone().unwrap_or_else(|| "none".into()),
+        ),
+        ("corpus.hash", format!("sha256:{}", h.corpus_hash)),
+        ("corpus.cases", h.corpus_cases.to_string()),
+        ("executor.transport", e.transport.to_owned()),
+        ("executor.command", e.command.join(" ")),
+        (
+            "executor.implementation",
+            e.implementation
+                .as_ref()
+                .map(|i| format!("{} {}", i.name, i.version))
+                .unwrap_or_else(|| "undeclared".into()),
+        ),
+        ("executor.declaredBy", e.declared_by.as_str().to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
 }
 
 fn testcase(r: &CaseResult) -> TestCase {
@@ -65,16 +108,34 @@ fn testcase(r: &CaseResult) -> TestCase {
     tc.set_classname(r.tool.clone());
     tc.set_time(r.duration);
     tc.add_property(Property::new("outcome", r.outcome.as_str()));
+    if r.amended {
+        tc.add_property(Property::new("amended", "true"));
+    }
     if !r.stderr.is_empty() {
         tc.set_system_err_lossy(r.stderr.as_bytes());
     }
     tc
 }
 
+impl Junit {
+    fn suite(&self, name: String, cases: Vec<TestCase>) -> TestSuite {
+        let mut suite = TestSuite::new(name);
+        for (k, v) in &self.properties {
+            suite.add_property(Property::new(k.clone(), v.clone()));
+        }
+        suite.add_test_cases(cases);
+        suite
+    }
+}
+
 impl Reporter for Junit {
     fn event(&mut self, event: &Event<'_>) -> std::io::Result<()> {
         match event {
-            Event::RunStarted(_) | Event::CaseProgress { .. } => Ok(()),
+            Event::RunStarted(h) => {
+                self.properties = identity(h);
+                Ok(())
+            }
+            Event::CaseProgress { .. } => Ok(()),
             Event::CaseFinished(r) => {
                 self.suites
                     .entry(r.tool.clone())
@@ -82,13 +143,64 @@ impl Reporter for Junit {
                     .push(testcase(r));
                 Ok(())
             }
+            Event::CaseAmended(r) => {
+                let cases = self.suites.entry(r.tool.clone()).or_default();
+                match cases.iter_mut().find(|tc| tc.name.as_str() == r.id) {
+                    Some(tc) => *tc = testcase(r),
+                    None => cases.push(testcase(r)),
+                }
+                Ok(())
+            }
             Event::RunFinished(s) => {
+                let mut suites = std::mem::take(&mut self.suites);
+                let why = s.stopped.as_deref().unwrap_or("an unusable executor");
+                for (id, tool) in &s.not_run_cases {
+                    let mut status = TestCaseStatus::skipped();
+                    status.set_message(format!("not run: stopped by {why}"));
+                    let mut tc = TestCase::new(id.clone(), status);
+                    tc.set_classname(tool.clone());
+                    tc.add_property(Property::new("outcome", "not-run"));
+                    let cases = suites.entry(tool.clone()).or_default();
+                    cases.push(tc);
+                }
                 let mut report = Report::new("patchspec");
                 report.set_time(s.duration);
-                for (tool, cases) in std::mem::take(&mut self.suites) {
-                    let mut suite = TestSuite::new(tool);
-                    suite.add_test_cases(cases);
-                    report.add_test_suite(suite);
+                for (tool, mut cases) in suites {
+                    cases.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+                    report.add_test_suite(self.suite(tool, cases));
+                }
+                if !s.stale.is_empty() {
+                    let cases = s
+                        .stale
+                        .iter()
+                        .map(|id| {
+                            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                            status.set_type("stale");
+                            status.set_message(
+                                "listed in the baseline but not in the corpus: remove it",
+                            );
+                            let mut tc = TestCase::new(id.clone(), status);
+                            tc.set_classname("baseline");
+                            tc
+                        })
+                        .collect();
+                    report.add_test_suite(self.suite("baseline".into(), cases));
+                }
+                if !s.run_errors.is_empty() {
+                    let cases = s
+                        .run_errors
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| {
+                            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                            status.set_type("run");
+                            status.set_message(e.clone());
+                            let mut tc = TestCase::new(format!("run-error-{}", i + 1), status);
+                            tc.set_classname("run");
+                            tc
+                        })
+                        .collect();
+                    report.add_test_suite(self.suite("run".into(), cases));
                 }
                 let xml = report.to_string().map_err(std::io::Error::other)?;
                 std::fs::write(&self.path, xml).map_err(|e| {

@@ -1,6 +1,9 @@
 //! `--report markdown`: a summary for a CI step summary
-//! (`>> $GITHUB_STEP_SUMMARY`): the executor, a table by outcome, a table by
-//! tool, the unexpected cases with their first reason, and the closing line.
+//! (`>> $GITHUB_STEP_SUMMARY`): the executor, the run's identity (the
+//! runner as judge, the corpus version and content hash, the transport and
+//! the executor's declaration), a table by outcome, a table by tool, the
+//! unexpected cases with their first reason (stale baseline entries and
+//! run-level errors too), the cases left unrun, and the closing line.
 
 use std::io::Write;
 
@@ -11,6 +14,7 @@ use crate::outcome::ALL_OUTCOMES;
 pub struct Markdown<W: Write> {
     out: W,
     title: String,
+    identity: String,
     unexpected: Vec<(String, String, String)>,
 }
 
@@ -20,6 +24,7 @@ impl<W: Write> Markdown<W> {
         Markdown {
             out,
             title: String::new(),
+            identity: String::new(),
             unexpected: Vec::new(),
         }
     }
@@ -59,9 +64,40 @@ impl<W: Write> Reporter for Markdown<W> {
                     .map(|i| format!("{} {}", i.name, i.version))
                     .unwrap_or_else(|| h.executor.command.join(" "));
                 self.title = format!("patchspec conformance: {who} ({})", h.executor.transport);
+                let declared = match &h.executor.declared_by {
+                    crate::transport::Declaration::BuiltIn => "built in".to_owned(),
+                    crate::transport::Declaration::Hello => "by its HELLO".to_owned(),
+                    crate::transport::Declaration::Missing(why) => {
+                        format!("nothing (no HELLO given: {why})")
+                    }
+                };
+                self.identity = format!(
+                    "- **Judge:** patchspec {}\n- **Corpus:** version {}, `sha256:{}`, {} case(s), {} selected\n- **Executor:** `{}` over `{}`; declared {}\n",
+                    h.runner_version,
+                    h.corpus_version.as_deref().unwrap_or("none"),
+                    h.corpus_hash,
+                    h.corpus_cases,
+                    h.selected,
+                    if h.executor.command.is_empty() {
+                        "(built in)".to_owned()
+                    } else {
+                        h.executor.command.join(" ").replace('`', "'")
+                    },
+                    h.executor.transport,
+                    declared.replace('|', "\\|")
+                );
                 Ok(())
             }
             Event::CaseProgress { .. } => Ok(()),
+            Event::CaseAmended(r) => {
+                self.unexpected.retain(|(id, _, _)| id != &r.id);
+                if r.outcome.is_unexpected() {
+                    self.unexpected
+                        .push((r.id.clone(), r.outcome.as_str().to_owned(), reason(r)));
+                    self.unexpected.sort();
+                }
+                Ok(())
+            }
             Event::CaseFinished(r) => {
                 if r.outcome.is_unexpected() {
                     self.unexpected
@@ -72,6 +108,7 @@ impl<W: Write> Reporter for Markdown<W> {
             Event::RunFinished(s) => {
                 let out = &mut self.out;
                 writeln!(out, "## {}\n", self.title)?;
+                writeln!(out, "{}", self.identity)?;
                 writeln!(out, "| outcome | cases |\n|---|---:|")?;
                 for o in ALL_OUTCOMES {
                     writeln!(out, "| {o} | {} |", s.count(o))?;
@@ -92,7 +129,7 @@ impl<W: Write> Reporter for Markdown<W> {
                         .collect();
                     writeln!(out, "| `{tool}` | {} |", cells.join(" | "))?;
                 }
-                if !self.unexpected.is_empty() || !s.stale.is_empty() {
+                if !self.unexpected.is_empty() || !s.stale.is_empty() || !s.run_errors.is_empty() {
                     writeln!(
                         out,
                         "\n### Unexpected\n\n| case | outcome | reason |\n|---|---|---|"
@@ -106,6 +143,17 @@ impl<W: Write> Reporter for Markdown<W> {
                             "| `{id}` | stale | listed in the baseline, not in the corpus |"
                         )?;
                     }
+                    for e in &s.run_errors {
+                        let e: String = e.replace('|', "\\|").chars().take(300).collect();
+                        writeln!(out, "| (no case) | run error | {e} |")?;
+                    }
+                }
+                if let Some(why) = &s.stopped {
+                    writeln!(
+                        out,
+                        "\n**Stopped by {why}:** {} selected case(s) not run; the run fails.",
+                        s.not_run
+                    )?;
                 }
                 if let Some(u) = &s.unusable {
                     writeln!(out, "\n**Executor unusable:** {u}")?;

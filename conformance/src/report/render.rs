@@ -5,8 +5,16 @@
 //! Visible forms: a trailing space is `·`, a trailing tab `→`, a carriage
 //! return `␍`, a byte order mark `<BOM>`, other control characters their
 //! Unicode "control picture" (`␀`…), and a last line without a newline is
-//! followed by `\ No newline at end of file`. Content that is not UTF-8 is
-//! shown as its size and SHA-256.
+//! followed by `\ No newline at end of file`. In content that is not UTF-8,
+//! each byte that is not part of a valid UTF-8 sequence is shown as `\xNN`,
+//! under a first line saying so.
+//!
+//! A call's params ([`params`], [`params_labelled`]) are shown as an
+//! indented outline rather than one long JSON line: multi-line strings and
+//! arrays of lines (`expectedOriginalLines`, `newLines`) as text blocks with
+//! a `│` gutter, arrays of objects one element per line (their scalar
+//! members inline, their blocks below), and every SHA-256 labelled with the
+//! given file it is the hash of, or "matches no given file".
 
 use std::fmt::Write as _;
 
@@ -69,16 +77,32 @@ fn picture(c: char) -> char {
     }
 }
 
-/// Bytes as visible text, or a size-and-hash line when not UTF-8.
+/// Bytes as visible text; bytes that are not valid UTF-8 as `\xNN`.
 pub fn visible_bytes(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => visible(text),
-        Err(_) => format!(
-            "<{} bytes, not UTF-8, sha256 {}>\n",
-            bytes.len(),
-            hex(&Sha256::digest(bytes))
-        ),
+        Err(_) => {
+            let mut text = String::with_capacity(bytes.len() + 16);
+            for chunk in bytes.utf8_chunks() {
+                text.push_str(chunk.valid());
+                for b in chunk.invalid() {
+                    let _ = write!(text, "\\x{b:02X}");
+                }
+            }
+            format!(
+                "<not UTF-8: {} bytes, sha256 {}; invalid bytes shown as \\xNN>\n{}",
+                bytes.len(),
+                hex(&Sha256::digest(bytes)),
+                visible(&text)
+            )
+        }
     }
+}
+
+/// One line of text made visible (no line ending added).
+fn visible_line(line: &str) -> String {
+    let shown = visible(&format!("{line}\n"));
+    shown.strip_suffix('\n').unwrap_or(&shown).to_owned()
 }
 
 fn entry_text(entry: &Entry) -> String {
@@ -141,25 +165,25 @@ pub fn tree_diff(diff: &TreeDiff) -> String {
     out
 }
 
-/// The call's params: string members with newlines as text blocks, others as JSON.
+/// SHA-256 (lowercase hex) → what it is the hash of, e.g. `given file a.txt`.
+pub type HashLabels = std::collections::BTreeMap<String, String>;
+
+/// The call's params as an outline (see the module docs), without hash labels.
 pub fn params(tool: &str, params: &Value) -> String {
+    render_params(tool, params, None)
+}
+
+/// The call's params as an outline, each SHA-256 labelled from `labels`.
+pub fn params_labelled(tool: &str, params: &Value, labels: &HashLabels) -> String {
+    render_params(tool, params, Some(labels))
+}
+
+fn render_params(tool: &str, params: &Value, labels: Option<&HashLabels>) -> String {
     let mut out = format!("{tool}\n");
     match params.as_object() {
         Some(map) => {
             for (k, v) in map {
-                match v.as_str() {
-                    Some(s) if s.contains('\n') => {
-                        let _ = writeln!(out, "  {k}: |");
-                        out.push_str(&indent(&visible(s), "    "));
-                    }
-                    _ => {
-                        let _ = writeln!(
-                            out,
-                            "  {k}: {}",
-                            serde_json::to_string(v).unwrap_or_default()
-                        );
-                    }
-                }
+                member(&mut out, "  ", k, v, labels);
             }
         }
         None => {
@@ -167,6 +191,88 @@ pub fn params(tool: &str, params: &Value) -> String {
         }
     }
     out
+}
+
+fn is_sha256(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// A scalar as shown inline: JSON, plus a label for a SHA-256.
+fn scalar(v: &Value, labels: Option<&HashLabels>) -> String {
+    let json = serde_json::to_string(v).unwrap_or_default();
+    match (v.as_str(), labels) {
+        (Some(s), Some(labels)) if is_sha256(s) => match labels.get(s) {
+            Some(what) => format!("{json} (sha256 of {what})"),
+            None => format!("{json} (matches no given file)"),
+        },
+        _ => json,
+    }
+}
+
+/// A value shown on one line after its key?
+fn is_inline(v: &Value) -> bool {
+    match v {
+        Value::String(s) => !s.contains('\n'),
+        Value::Null | Value::Bool(_) | Value::Number(_) => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
+}
+
+/// A text block: each line behind a `│` gutter, invisible characters shown.
+fn block<'a>(out: &mut String, pad: &str, lines: impl Iterator<Item = &'a str>) {
+    for line in lines {
+        let _ = writeln!(out, "{pad}│ {}", visible_line(line));
+    }
+}
+
+fn member(out: &mut String, pad: &str, key: &str, v: &Value, labels: Option<&HashLabels>) {
+    let deeper = format!("{pad}  ");
+    match v {
+        _ if is_inline(v) => {
+            let _ = writeln!(out, "{pad}{key}: {}", scalar(v, labels));
+        }
+        Value::String(s) => {
+            let _ = writeln!(out, "{pad}{key}: |");
+            out.push_str(&indent(&visible(s), &deeper));
+        }
+        Value::Array(items) if items.iter().all(Value::is_string) => {
+            // An array of lines: a text block, one element per line.
+            let _ = writeln!(out, "{pad}{key}: ({} line(s))", items.len());
+            block(out, &deeper, items.iter().filter_map(Value::as_str));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                element(out, pad, &format!("{key}[{i}]"), item, labels);
+            }
+        }
+        Value::Object(map) => {
+            let _ = writeln!(out, "{pad}{key}:");
+            for (k, v) in map {
+                member(out, &deeper, k, v, labels);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// One array element: an object's inline members on its line, the rest below.
+fn element(out: &mut String, pad: &str, name: &str, v: &Value, labels: Option<&HashLabels>) {
+    let Some(map) = v.as_object() else {
+        return member(out, pad, name, v, labels);
+    };
+    let inline: Vec<String> = map
+        .iter()
+        .filter(|(_, v)| is_inline(v))
+        .map(|(k, v)| format!("{k}={}", scalar(v, labels)))
+        .collect();
+    let _ = writeln!(out, "{pad}{name}: {}", inline.join(" "));
+    let deeper = format!("{pad}  ");
+    for (k, v) in map.iter().filter(|(_, v)| !is_inline(v)) {
+        member(out, &deeper, k, v, labels);
+    }
 }
 
 /// Everything a reader needs to understand why a case did not pass.
@@ -231,6 +337,45 @@ mod tests {
         assert_eq!(visible("\u{feff}x\n"), "<BOM>x\n");
         assert_eq!(visible("\0\n"), "␀\n");
         assert_eq!(visible(""), "");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_escaped() {
+        let shown = visible_bytes(b"ok \xff\xfe \n");
+        let mut lines = shown.lines();
+        assert!(
+            lines
+                .next()
+                .is_some_and(|l| l.starts_with("<not UTF-8: 7 bytes")),
+            "{shown}"
+        );
+        assert_eq!(lines.next(), Some("ok \\xFF\\xFE·"));
+    }
+
+    #[test]
+    fn params_are_an_outline_with_labelled_hashes() {
+        let given = "57f34f2aad981c5bb287145a5c6b2970908cec505631fefce3581abfcd579091";
+        let other = "0".repeat(64);
+        let call = serde_json::json!({"files": [{"docPath": "p.md", "originalSha256": given,
+        "changes": [
+            {"operation": "delete", "startLine": 2, "endLine": 3, "expectedOriginalLines": ["", "x "]},
+            {"operation": "insert", "afterLine": 4, "newLines": ["More"], "expectedSha256": other}
+        ]}]});
+        let labels: HashLabels = [(given.to_owned(), "given file p.md".to_owned())].into();
+        let shown = params_labelled("workspace_write_patch", &call, &labels);
+        let want = format!(
+            "workspace_write_patch
+  files[0]: docPath=\"p.md\" originalSha256=\"{given}\" (sha256 of given file p.md)
+    changes[0]: operation=\"delete\" startLine=2 endLine=3
+      expectedOriginalLines: (2 line(s))
+        │ 
+        │ x·
+    changes[1]: operation=\"insert\" afterLine=4 expectedSha256=\"{other}\" (matches no given file)
+      newLines: (1 line(s))
+        │ More
+"
+        );
+        assert_eq!(shown, want);
     }
 
     #[test]

@@ -9,16 +9,17 @@
 //! `patchspec exec`, so the reference executor and the in-process path cannot
 //! drift apart.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use patchspec_engine::dispatch::{
     self, Limits as EngineLimits, Session as EngineSession, ToolCall, SUPPORTED_TOOLS,
 };
 
-use super::{Exchange, Executor, ExecutorInfo, TransportError};
+use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, TransportError};
 use crate::protocol::{
-    parse_tool_result, Implementation, ProtocolError, ToolCallMsg, ToolResultData, ToolResultMsg,
+    parse_tool_result, HelloMsg, Implementation, ProtocolError, ToolCallMsg, ToolResultData,
+    ToolResultMsg, PROTOCOL_VERSION,
 };
 
 /// The engine's implementation-private paths (its trash folder).
@@ -31,6 +32,20 @@ pub fn implementation() -> Implementation {
         version: env!("CARGO_PKG_VERSION").into(),
         language: Some("Rust".into()),
         homepage: Some("https://example.invalid/patchspec".into()),
+    }
+}
+
+/// The reference engine's `HELLO` (the answer of `patchspec exec` in every
+/// transport): its identity, its tools, and its private path.
+pub fn hello() -> HelloMsg {
+    HelloMsg {
+        kind: "HELLO".into(),
+        protocol_version: PROTOCOL_VERSION,
+        runner: None,
+        implementation: Some(implementation()),
+        tools: SUPPORTED_TOOLS.iter().map(|s| s.to_string()).collect(),
+        unsupported_tags: Vec::new(),
+        private_paths: PRIVATE_PATHS.iter().map(|s| s.to_string()).collect(),
     }
 }
 
@@ -99,10 +114,11 @@ impl Executor for InProcess {
                 .map(|s| s.to_string())
                 .chain(self.extra_private.iter().cloned())
                 .collect(),
+            declared_by: Declaration::BuiltIn,
         }
     }
 
-    fn call(&self, msg: &ToolCallMsg, _workspace: &Path, _timeout: Duration) -> Exchange {
+    fn call(&self, msg: &ToolCallMsg, _dirs: &CallDirs<'_>, _timeout: Duration) -> Exchange {
         let wire = serde_json::to_vec(msg).expect("a ToolCallMsg always serialises");
         let parsed: ToolCallMsg = match serde_json::from_slice(&wire) {
             Ok(m) => m,

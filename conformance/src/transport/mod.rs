@@ -15,6 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::protocol::{Implementation, ProtocolError, ToolAnswer, ToolCallMsg};
+use crate::workspace::ExecEnv;
 
 pub mod inprocess;
 pub mod oneshot;
@@ -22,6 +23,30 @@ pub mod process;
 pub mod session;
 pub mod websocket;
 pub mod websocket_plugin;
+
+/// Where an executor's declaration (implementation, tools, tags, private
+/// paths) came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Declaration {
+    /// Known to the runner: the built-in engine, or the reference plugin it starts.
+    #[default]
+    BuiltIn,
+    /// The executor's `HELLO`.
+    Hello,
+    /// No `HELLO` was given (oneshot, websocket): only the command line declares.
+    Missing(String),
+}
+
+impl Declaration {
+    /// `builtin`, `hello` or `none` (the JSON header's `declaredBy`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Declaration::BuiltIn => "builtin",
+            Declaration::Hello => "hello",
+            Declaration::Missing(_) => "none",
+        }
+    }
+}
 
 /// What the runner knows about an executor.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -38,6 +63,27 @@ pub struct ExecutorInfo {
     pub unsupported_tags: Vec<String>,
     /// Globs of implementation-private paths.
     pub private_paths: Vec<String>,
+    /// Where the above came from.
+    pub declared_by: Declaration,
+}
+
+/// The directories of one call: the case's workspace, and the TMPDIR and
+/// HOME a process started for this call alone (oneshot) gets.
+#[derive(Clone, Copy, Debug)]
+pub struct CallDirs<'a> {
+    /// The case's workspace (also `workspaceRoot` in the message).
+    pub workspace: &'a Path,
+    /// TMPDIR and HOME for a process started for this call.
+    pub env: &'a ExecEnv,
+}
+
+/// A violation found after its call had returned, blamed on that call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LateBlame {
+    /// The call's `toolCallId`.
+    pub tool_call_id: String,
+    /// What it did.
+    pub error: TransportError,
 }
 
 /// Why a call produced no valid answer: always an `error` outcome.
@@ -108,8 +154,19 @@ pub struct Exchange {
 pub trait Executor: Send + Sync {
     /// What is known about it (after any handshake).
     fn info(&self) -> ExecutorInfo;
-    /// Make one call. `workspace` is the case's workspace (also in `msg`).
-    fn call(&self, msg: &ToolCallMsg, workspace: &Path, timeout: Duration) -> Exchange;
-    /// The run is over (session: send `BYE` and reap).
+    /// Make one call in the case's directories.
+    fn call(&self, msg: &ToolCallMsg, dirs: &CallDirs<'_>, timeout: Duration) -> Exchange;
+    /// The run is over (session: send `BYE` and reap). Called once, by
+    /// [`crate::run::run`], before the last [`Executor::late_blames`].
     fn finish(&self) {}
+    /// Violations pinned on a call after it had returned (session: a line
+    /// after its answer; websocket: a later duplicate answer). Drained.
+    fn late_blames(&self) -> Vec<LateBlame> {
+        Vec::new()
+    }
+    /// Violations no call can be blamed for (websocket: an unknown
+    /// `toolCallId` while several calls are in flight). Drained; each fails the run.
+    fn run_errors(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

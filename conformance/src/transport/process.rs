@@ -13,24 +13,28 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
+use crate::workspace::ExecEnv;
+
 /// The most bytes read from an executor's stdout for one message.
 pub const STDOUT_LIMIT: usize = 16 * 1024 * 1024;
 /// The most bytes of stderr kept (the tail).
 pub const STDERR_LIMIT: usize = 64 * 1024;
 
-/// Spawn `argv` in `cwd`, all three pipes captured, in a new process group.
-pub fn spawn(argv: &[String], cwd: &Path) -> io::Result<Child> {
+/// Spawn `argv` in `cwd` with `env` (TMPDIR, HOME), all three pipes
+/// captured, in a new process group.
+pub fn spawn(argv: &[String], cwd: &Path, env: &ExecEnv) -> io::Result<Child> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty executor command"))?;
-    Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+        .process_group(0);
+    env.apply(&mut cmd);
+    cmd.spawn()
 }
 
 /// Kill the whole process group led by `pid` (no error if it is gone).

@@ -7,27 +7,42 @@
 //! paths). A handshake that fails makes the executor unusable (exit code 3).
 //! Each worker thread then borrows a process from a pool (spawning one, with
 //! a handshake, when the pool is empty), writes one `TOOL_CALL` line and reads
-//! one `TOOL_RESULT` line. A process that times out, crashes, sends an
-//! invalid or unsolicited message is killed (whole group) and dropped; the
-//! next call starts a fresh one. The number of processes over the run is
-//! bounded by `jobs + max_restarts`; past that, calls fail with a `session`
-//! error. At the end every live process gets `BYE` and is reaped. The
-//! executor's cwd is the runner's; it must use `workspaceRoot`.
+//! one `TOOL_RESULT` line. A process that times out, crashes or sends an
+//! invalid message is killed (whole group) and dropped; the next call starts
+//! a fresh one. The number of processes over the run is bounded by
+//! `jobs + max_restarts`; past that, calls fail with a `session` error. At
+//! the end every live process gets `BYE` and is reaped. The executor's cwd is
+//! the runner's; it must use `workspaceRoot`. Its TMPDIR and HOME are the
+//! per-run root's `exec/` directories.
+//!
+//! Attribution of extra output: a reader thread per process hands over, in
+//! one batch, every complete line one read of its stdout produced. Lines in
+//! the same batch as an answer were sent with it: that call gets a
+//! `protocol` error. Anything the process writes later — a line before the
+//! next call, the previous call's `toolCallId` while the next call waits,
+//! output after `BYE`, or exiting between calls — is blamed on the call it
+//! last answered, as a [`LateBlame`] (that call's outcome becomes `error`
+//! even if it had passed); the next call then runs on a fresh process, or,
+//! for a late duplicate answer, keeps waiting for its own.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 use super::process::{describe_status, kill_group, spawn, Tail, STDOUT_LIMIT};
-use super::{Exchange, Executor, ExecutorInfo, TransportError};
+use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, LateBlame, TransportError};
 use crate::protocol::{
-    check_hello, check_tool_result, single_value, ByeMsg, HelloMsg, Implementation, ProtocolError,
-    ToolCallMsg, PROTOCOL_VERSION,
+    check_hello, check_tool_result, runner_hello, single_value, ByeMsg, HelloMsg, ProtocolError,
+    ToolCallMsg,
 };
+use crate::workspace::ExecEnv;
 
 /// One line from the executor's stdout.
 enum Line {
@@ -36,11 +51,64 @@ enum Line {
     Eof,
 }
 
+/// The first 200 characters of a line, for messages.
+fn preview(text: &[u8]) -> String {
+    String::from_utf8_lossy(text)
+        .trim_end()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// Read `stdout` on a thread; every read's complete lines go over the
+/// channel as one batch (never empty). Whitespace-only lines are dropped.
+fn read_lines(mut stdout: impl Read + Send + 'static) -> Receiver<Vec<Line>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut pending: Vec<u8> = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = stdout.read(&mut buf).unwrap_or(0);
+            let mut batch = Vec::new();
+            if n == 0 {
+                if !pending.iter().all(u8::is_ascii_whitespace) {
+                    batch.push(Line::Text(std::mem::take(&mut pending)));
+                }
+                batch.push(Line::Eof);
+                let _ = tx.send(batch);
+                return;
+            }
+            pending.extend_from_slice(&buf[..n]);
+            let mut start = 0;
+            while let Some(i) = pending[start..].iter().position(|&b| b == b'\n') {
+                let line = &pending[start..start + i];
+                if !line.iter().all(u8::is_ascii_whitespace) {
+                    batch.push(Line::Text(line.to_vec()));
+                }
+                start += i + 1;
+            }
+            pending.drain(..start);
+            let over = pending.len() > STDOUT_LIMIT;
+            if over {
+                batch.push(Line::TooLong);
+            }
+            if (!batch.is_empty() && tx.send(batch).is_err()) || over {
+                return;
+            }
+        }
+    });
+    rx
+}
+
 struct Proc {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<Line>,
+    batches: Receiver<Vec<Line>>,
+    /// Lines received and not yet consumed, in order.
+    queue: VecDeque<Line>,
     stderr: Tail,
+    /// The call this process last answered: later output is that call's.
+    last: Option<String>,
 }
 
 impl Proc {
@@ -56,8 +124,21 @@ impl Proc {
         self.stdin.flush()
     }
 
-    fn recv(&mut self, timeout: Duration) -> Result<Line, RecvTimeoutError> {
-        self.lines.recv_timeout(timeout)
+    /// The next line, waiting at most `timeout` for one.
+    fn next(&mut self, timeout: Duration) -> Result<Line, RecvTimeoutError> {
+        if let Some(line) = self.queue.pop_front() {
+            return Ok(line);
+        }
+        let batch = self.batches.recv_timeout(timeout)?;
+        self.queue.extend(batch);
+        self.queue.pop_front().ok_or(RecvTimeoutError::Timeout)
+    }
+
+    /// Queue every batch already received, without waiting.
+    fn drain(&mut self) {
+        while let Ok(batch) = self.batches.try_recv() {
+            self.queue.extend(batch);
+        }
     }
 
     /// Why the process ended (after EOF on stdout).
@@ -72,15 +153,22 @@ impl Proc {
     }
 }
 
+/// `data.toolCallId` of a message, if it has one.
+fn result_id(value: &Value) -> Option<&str> {
+    value.get("data")?.get("toolCallId")?.as_str()
+}
+
 /// Long-lived executor processes behind the session protocol.
 pub struct Session {
     argv: Vec<String>,
     cwd: PathBuf,
+    env: ExecEnv,
     info: ExecutorInfo,
     pool: Mutex<Vec<Proc>>,
     spawned: AtomicUsize,
     max_processes: usize,
     handshake_timeout: Duration,
+    late: Mutex<Vec<LateBlame>>,
 }
 
 impl Session {
@@ -88,6 +176,7 @@ impl Session {
     pub fn start(
         argv: Vec<String>,
         cwd: &Path,
+        env: ExecEnv,
         jobs: usize,
         max_restarts: usize,
         handshake_timeout: Duration,
@@ -95,15 +184,18 @@ impl Session {
         let mut session = Session {
             argv: argv.clone(),
             cwd: cwd.to_path_buf(),
+            env,
             info: ExecutorInfo {
                 transport: "session",
                 command: argv,
+                declared_by: Declaration::Hello,
                 ..ExecutorInfo::default()
             },
             pool: Mutex::new(Vec::new()),
             spawned: AtomicUsize::new(0),
             max_processes: jobs.max(1) + max_restarts,
             handshake_timeout,
+            late: Mutex::new(Vec::new()),
         };
         let (proc, hello) = session.open()?;
         session.info.implementation = hello.implementation;
@@ -134,7 +226,7 @@ impl Session {
                 "the executor was started {n} times; restart bound reached, not restarted"
             )));
         }
-        let mut child = spawn(&self.argv, &self.cwd).map_err(|e| {
+        let mut child = spawn(&self.argv, &self.cwd, &self.env).map_err(|e| {
             TransportError::Spawn(format!(
                 "{:?}: {e}",
                 self.argv.first().map(String::as_str).unwrap_or("")
@@ -143,41 +235,13 @@ impl Session {
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().map(Tail::drain).unwrap_or_default();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut buf = Vec::new();
-                let read = (&mut reader)
-                    .take(STDOUT_LIMIT as u64 + 1)
-                    .read_until(b'\n', &mut buf);
-                let line = match read {
-                    Ok(0) | Err(_) => Line::Eof,
-                    Ok(_) if buf.len() > STDOUT_LIMIT => Line::TooLong,
-                    Ok(_) => Line::Text(buf),
-                };
-                let stop = !matches!(line, Line::Text(_));
-                if tx.send(line).is_err() || stop {
-                    break;
-                }
-            }
-        });
         let mut proc = Proc {
             child,
             stdin,
-            lines,
+            batches: read_lines(stdout),
+            queue: VecDeque::new(),
             stderr,
-        };
-        let hello = HelloMsg {
-            kind: "HELLO".into(),
-            protocol_version: PROTOCOL_VERSION,
-            runner: Some(Implementation {
-                name: "patchspec".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                language: Some("Rust".into()),
-                homepage: None,
-            }),
-            ..HelloMsg::default()
+            last: None,
         };
         let fail = |proc: Proc, why: String| {
             let stderr = proc.stderr.take();
@@ -191,20 +255,20 @@ impl Session {
                 "handshake failed: {why}{tail}"
             )))
         };
-        if let Err(e) = proc.send(&hello) {
+        if let Err(e) = proc.send(&runner_hello()) {
             return fail(proc, format!("could not write HELLO: {e}"));
         }
-        let answer = match proc.recv(self.handshake_timeout) {
+        let answer = match proc.next(self.handshake_timeout) {
             Ok(Line::Text(text)) => text,
             Ok(Line::TooLong) => return fail(proc, "HELLO line too long".into()),
-            Ok(Line::Eof) => {
+            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
                 let status = proc.exit_status();
                 return fail(
                     proc,
                     format!("the executor exited before answering HELLO ({status})"),
                 );
             }
-            Err(_) => {
+            Err(RecvTimeoutError::Timeout) => {
                 return fail(
                     proc,
                     format!(
@@ -224,11 +288,88 @@ impl Session {
         }
     }
 
-    fn take(&self) -> Result<Proc, TransportError> {
-        let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        match pooled {
-            Some(p) => Ok(p),
-            None => self.open().map(|(p, _)| p),
+    fn blame_late(&self, tool_call_id: String, error: TransportError) {
+        self.late
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(LateBlame {
+                tool_call_id,
+                error,
+            });
+    }
+
+    /// A pooled (or new) process with nothing pending. Output a pooled
+    /// process wrote since its last answer is blamed on that answer's call,
+    /// and the process is replaced.
+    fn take(&self) -> Result<Proc, Box<Exchange>> {
+        loop {
+            let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let mut proc = match pooled {
+                Some(p) => p,
+                None => {
+                    return self.open().map(|(p, _)| p).map_err(|e| {
+                        Box::new(Exchange {
+                            answer: Err(e),
+                            stderr: String::new(),
+                        })
+                    })
+                }
+            };
+            proc.drain();
+            // A process that exited since its last answer: collect its last
+            // output up to EOF (bounded), so it is judged in order below.
+            if matches!(proc.child.try_wait(), Ok(Some(_))) {
+                let ended = |q: &VecDeque<Line>| q.iter().any(|l| matches!(l, Line::Eof));
+                let deadline = Instant::now() + Duration::from_secs(1);
+                while !ended(&proc.queue) {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match proc.batches.recv_timeout(left) {
+                        Ok(batch) => proc.queue.extend(batch),
+                        Err(_) => break,
+                    }
+                }
+                if !ended(&proc.queue) {
+                    proc.queue.push_back(Line::Eof);
+                }
+            }
+            let Some(line) = proc.queue.pop_front() else {
+                return Ok(proc);
+            };
+            let answered = proc.last.is_some();
+            let error = match line {
+                Line::Text(text) if answered => {
+                    TransportError::Protocol(ProtocolError::AfterAnswer(preview(&text)))
+                }
+                Line::Text(text) => TransportError::Protocol(ProtocolError::BadShape(format!(
+                    "unsolicited message before the first call: {}",
+                    preview(&text)
+                ))),
+                Line::TooLong => TransportError::Protocol(ProtocolError::TooLarge(STDOUT_LIMIT)),
+                Line::Eof => {
+                    let status = proc.exit_status();
+                    let when = if answered {
+                        "after answering, before BYE"
+                    } else {
+                        "before the call"
+                    };
+                    TransportError::Crash(format!("the executor exited {when} ({status})"))
+                }
+            };
+            match proc.last.take() {
+                Some(id) => {
+                    self.blame_late(id, error);
+                    proc.kill();
+                }
+                None => {
+                    // A fresh process speaking (or dying) before any call: this call's.
+                    let stderr = proc.stderr.take();
+                    proc.kill();
+                    return Err(Box::new(Exchange {
+                        answer: Err(error),
+                        stderr,
+                    }));
+                }
+            }
         }
     }
 
@@ -245,42 +386,13 @@ impl Executor for Session {
         self.info.clone()
     }
 
-    fn call(&self, msg: &ToolCallMsg, _workspace: &Path, timeout: Duration) -> Exchange {
+    fn call(&self, msg: &ToolCallMsg, _dirs: &CallDirs<'_>, timeout: Duration) -> Exchange {
         let mut proc = match self.take() {
             Ok(p) => p,
-            Err(e) => {
-                return Exchange {
-                    answer: Err(e),
-                    stderr: String::new(),
-                }
-            }
+            Err(exchange) => return *exchange,
         };
         // Whatever the executor wrote before this call belongs to no call.
         let _ = proc.stderr.take();
-        match proc.lines.try_recv() {
-            Err(TryRecvError::Empty) => {}
-            Ok(Line::Text(text)) => {
-                let stderr = proc.stderr.take();
-                proc.kill();
-                let what = String::from_utf8_lossy(&text)
-                    .trim_end()
-                    .chars()
-                    .take(200)
-                    .collect::<String>();
-                return Exchange { answer: Err(TransportError::Protocol(ProtocolError::BadShape(format!("unsolicited message before the call (an extra answer to the previous call?): {what}")))), stderr };
-            }
-            Ok(Line::Eof | Line::TooLong) | Err(TryRecvError::Disconnected) => {
-                let status = proc.exit_status();
-                let stderr = proc.stderr.take();
-                proc.kill();
-                return Exchange {
-                    answer: Err(TransportError::Crash(format!(
-                        "the executor had exited before the call ({status})"
-                    ))),
-                    stderr,
-                };
-            }
-        }
         if let Err(e) = proc.send(msg) {
             let status = proc.exit_status();
             let stderr = proc.stderr.take();
@@ -292,35 +404,53 @@ impl Executor for Session {
                 stderr,
             };
         }
-        let answer = match proc.recv(timeout) {
-            Ok(Line::Text(text)) => single_value(&text)
-                .and_then(|v| check_tool_result(&v, &msg.tool_call_id))
-                .map_err(TransportError::Protocol),
-            Ok(Line::TooLong) => Err(TransportError::Protocol(ProtocolError::TooLarge(
-                STDOUT_LIMIT,
-            ))),
-            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
-                Err(TransportError::Crash(proc.exit_status()))
-            }
-            Err(RecvTimeoutError::Timeout) => Err(TransportError::Timeout(timeout)),
-        };
-        let answer = match answer {
-            Ok(a) => {
-                // Let stderr written with the answer arrive, and catch a
-                // second message written together with the first.
-                std::thread::sleep(Duration::from_millis(1));
-                match proc.lines.try_recv() {
-                    Ok(Line::Text(_) | Line::TooLong) => {
-                        Err(TransportError::Protocol(ProtocolError::TwoMessages))
+        let deadline = Instant::now() + timeout;
+        let answer = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match proc.next(left) {
+                Ok(Line::Text(text)) => {
+                    let value = match single_value(&text) {
+                        Ok(v) => v,
+                        Err(e) => break Err(TransportError::Protocol(e)),
+                    };
+                    // The previous call's id again: a late duplicate, that
+                    // call's; this call's own answer may still come.
+                    let previous = proc.last.as_deref();
+                    if previous.is_some() && result_id(&value) == previous {
+                        let id = proc.last.clone().unwrap_or_default();
+                        self.blame_late(
+                            id,
+                            TransportError::Protocol(ProtocolError::AfterAnswer(preview(&text))),
+                        );
+                        continue;
                     }
-                    Ok(Line::Eof) | Err(TryRecvError::Empty | TryRecvError::Disconnected) => Ok(a),
+                    break check_tool_result(&value, &msg.tool_call_id)
+                        .map_err(TransportError::Protocol);
                 }
+                Ok(Line::TooLong) => {
+                    break Err(TransportError::Protocol(ProtocolError::TooLarge(
+                        STDOUT_LIMIT,
+                    )))
+                }
+                Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                    break Err(TransportError::Crash(proc.exit_status()))
+                }
+                Err(RecvTimeoutError::Timeout) => break Err(TransportError::Timeout(timeout)),
             }
-            Err(e) => Err(e),
+        };
+        // Lines that came in the same read as the answer were sent with it.
+        let sent_with = proc
+            .queue
+            .iter()
+            .any(|l| matches!(l, Line::Text(_) | Line::TooLong));
+        let answer = match answer {
+            Ok(_) if sent_with => Err(TransportError::Protocol(ProtocolError::TwoMessages)),
+            other => other,
         };
         let stderr = proc.stderr.take();
         match answer {
             Ok(a) => {
+                proc.last = Some(msg.tool_call_id.clone());
                 self.give_back(proc);
                 Exchange {
                     answer: Ok(a),
@@ -341,18 +471,48 @@ impl Executor for Session {
         let procs = std::mem::take(&mut *self.pool.lock().unwrap_or_else(|p| p.into_inner()));
         for mut proc in procs {
             let _ = proc.send(&ByeMsg::new());
-            let reaped = (0..200).any(|_| {
-                if matches!(proc.child.try_wait(), Ok(Some(_))) {
-                    return true;
+            // Read to the end (bounded): anything before EOF came after the
+            // last answer, so it is that call's.
+            let deadline = Instant::now() + Duration::from_secs(2);
+            let mut extra = None;
+            let ended = loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match proc.next(left) {
+                    Ok(Line::Text(text)) => {
+                        extra.get_or_insert_with(|| preview(&text));
+                    }
+                    Ok(Line::TooLong) => {
+                        extra.get_or_insert_with(|| {
+                            format!("a line over the {STDOUT_LIMIT}-byte bound")
+                        });
+                    }
+                    Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => break true,
+                    Err(RecvTimeoutError::Timeout) => break false,
                 }
-                std::thread::sleep(Duration::from_millis(10));
-                false
-            });
-            if !reaped {
-                proc.kill();
-            } else {
+            };
+            if let (Some(why), Some(id)) = (extra, proc.last.take()) {
+                self.blame_late(
+                    id,
+                    TransportError::Protocol(ProtocolError::AfterAnswer(why)),
+                );
+            }
+            let reaped = ended
+                && (0..100).any(|_| {
+                    if matches!(proc.child.try_wait(), Ok(Some(_))) {
+                        return true;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                    false
+                });
+            if reaped {
                 kill_group(proc.child.id());
+            } else {
+                proc.kill();
             }
         }
+    }
+
+    fn late_blames(&self) -> Vec<LateBlame> {
+        std::mem::take(&mut *self.late.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }

@@ -16,17 +16,27 @@
 //!   the call whose id they carry;
 //! - `data.toolCallId` names a pending call; anything else is logged the way
 //!   the spec's backend logs it (`⚠️ 未找到对应的工具调用: toolCallId={id}`)
-//!   and blamed on every call pending when it arrived (with `-j 1`: exactly
-//!   the call it was meant for), or on the next call when none was pending;
+//!   and, like any message that names no call (not JSON, binary, no id), is
+//!   blamed on the one call pending when it arrived if exactly one is, and
+//!   otherwise on no case: it is a run-level protocol error that fails the
+//!   run ([`Executor::run_errors`]), so innocent calls in flight never error;
 //! - one answer per call: a second result sent with the first (received in
 //!   the same burst: already there when the first is handled) makes the call
-//!   a `protocol` error, a later one is
-//!   blamed like an unknown id; a late answer to a call that timed out or was
-//!   abandoned is only logged;
+//!   a `protocol` error; a later one is blamed on the call it answers again
+//!   ([`Executor::late_blames`]: that case becomes an error even if it had
+//!   passed); a late answer to a call that timed out or was abandoned is only
+//!   logged;
 //! - the per-call timeout (`timeout`), and a disconnect with calls pending
 //!   (`crash`). The plugin may reconnect: calls wait for a connection for at
 //!   most `connect_timeout`, and a plugin the runner started that exits is
 //!   restarted at most `max_restarts` times.
+//!
+//! Declaration: on every connection the runner first sends its `HELLO`. A
+//! plugin may answer with its own `HELLO` (implementation, tools,
+//! unsupported tags, private paths) before anything else; the runner waits
+//! [`HELLO_WAIT`] for it after the first connection (not for the reference
+//! plugin it starts itself, whose declaration it knows). A plugin of the
+//! plain spec ignores a message type it does not know and declares nothing.
 //!
 //! What it leaves out: TLS (`ws://` on loopback only), several plugins at
 //! once (a new connection replaces the old one), and attributing a plugin's
@@ -35,7 +45,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -50,8 +60,12 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 
 use super::process::{describe_status, kill_group, Tail, STDOUT_LIMIT};
-use super::{Exchange, Executor, ExecutorInfo, TransportError};
-use crate::protocol::{check_tool_result, Implementation, ProtocolError, ToolAnswer, ToolCallMsg};
+use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, LateBlame, TransportError};
+use crate::protocol::{
+    check_hello, check_tool_result, runner_hello, HelloMsg, Implementation, ProtocolError,
+    ToolAnswer, ToolCallMsg,
+};
+use crate::workspace::ExecEnv;
 
 /// The path a plugin connects to (websocket-tool-protocol.md, "Testing").
 pub const PATH: &str = "/ws/agent/chat";
@@ -65,6 +79,10 @@ pub const URL_PLACEHOLDER: &str = "{url}";
 pub const IDE_TOOLS: &[&str] = &["read_file", "grep_file", "apply_change", "call_chain"];
 /// How long a connecting plugin has for the HTTP upgrade.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the runner waits, after the first connection, for a plugin's
+/// optional `HELLO` (a plugin that answers does so at once; one that does
+/// not costs this once per run).
+pub const HELLO_WAIT: Duration = Duration::from_secs(2);
 
 /// The frame and message bounds of both ends: the same 16 MiB as a line of
 /// the session transport.
@@ -105,6 +123,8 @@ pub struct Options {
     pub private_paths: Vec<String>,
     /// The `projectKey` in the URL handed to a started plugin.
     pub project_key: String,
+    /// TMPDIR and HOME of a plugin the runner starts.
+    pub env: ExecEnv,
 }
 
 /// What a plugin connected with (the URL's query).
@@ -143,8 +163,12 @@ struct State {
     live_conns: usize,
     pending: HashMap<String, Pending>,
     finished: HashMap<String, Finished>,
-    /// Violations that arrived while no call was pending: the next call's.
-    unsolicited: Vec<String>,
+    /// Violations no call can be blamed for.
+    run_errors: Vec<String>,
+    /// Violations blamed on calls that had already returned.
+    late: Vec<LateBlame>,
+    /// The plugin's first `HELLO`.
+    hello: Option<HelloMsg>,
     last_rejection: Option<String>,
     closing: bool,
     /// The plugin stayed away for a whole connect timeout: fail fast until it is back.
@@ -165,20 +189,23 @@ impl State {
         }
     }
 
-    /// A violation no single call can be identified for.
+    /// A violation that names no call: the one pending call's when exactly
+    /// one is pending, else a run-level error (blamed on no case).
     fn blame(&mut self, why: &str) {
-        if self.pending.is_empty() {
-            self.unsolicited.push(why.to_owned());
+        if self.pending.len() == 1 {
+            let id = self.pending.keys().next().cloned().unwrap_or_default();
+            let e =
+                ProtocolError::BadShape(format!("{why} (the only call pending when it arrived)"));
+            self.resolve(&id, Err(TransportError::Protocol(e)));
             return;
         }
-        let n = self.pending.len();
-        let ids: Vec<String> = self.pending.keys().cloned().collect();
-        for id in ids {
-            let e = ProtocolError::BadShape(format!(
-                "{why} (blamed on every call pending when it arrived: {n})"
-            ));
-            self.resolve(&id, Err(TransportError::Protocol(e)));
-        }
+        let when = if self.pending.is_empty() {
+            "while no call was pending".to_owned()
+        } else {
+            format!("while {} calls were pending", self.pending.len())
+        };
+        log(&format!("{why} ({when}: blamed on no case, fails the run)"));
+        self.run_errors.push(format!("{why} ({when})"));
     }
 }
 
@@ -206,6 +233,7 @@ struct PluginProc {
 /// The runner as the backend of the websocket tool protocol.
 pub struct WebSocket {
     info: ExecutorInfo,
+    env: ExecEnv,
     url: String,
     shared: Arc<Shared>,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
@@ -246,6 +274,7 @@ impl WebSocket {
             "ws://{addr}{PATH}?sessionId={session_id}&projectKey={}",
             encode(&opts.project_key)
         );
+        let reference = opts.plugin == Plugin::Reference;
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
@@ -289,8 +318,7 @@ impl WebSocket {
                 .map(|s| s.replace(URL_PLACEHOLDER, &url))
                 .collect::<Vec<_>>()
         });
-        private_paths.extend(opts.private_paths.iter().cloned());
-        let ws = WebSocket {
+        let mut ws = WebSocket {
             info: ExecutorInfo {
                 transport: "websocket",
                 command: argv.clone().unwrap_or_default(),
@@ -298,7 +326,9 @@ impl WebSocket {
                 tools,
                 unsupported_tags: Vec::new(),
                 private_paths,
+                declared_by: Declaration::BuiltIn,
             },
+            env: opts.env.clone(),
             url,
             shared,
             runtime: Mutex::new(Some(runtime)),
@@ -322,7 +352,44 @@ impl WebSocket {
             }
             other => other,
         })?;
+        if !reference {
+            match ws.await_hello() {
+                Some(h) => {
+                    ws.info.implementation = h.implementation;
+                    ws.info.tools = Some(h.tools);
+                    ws.info.unsupported_tags = h.unsupported_tags;
+                    ws.info.private_paths = h.private_paths;
+                    ws.info.declared_by = Declaration::Hello;
+                }
+                None => {
+                    ws.info.declared_by = Declaration::Missing(format!(
+                        "the plugin did not answer the runner's HELLO within {:.1}s",
+                        HELLO_WAIT.as_secs_f64()
+                    ))
+                }
+            }
+        }
+        ws.info.private_paths.extend(opts.private_paths);
         Ok(ws)
+    }
+
+    /// The plugin's `HELLO`, waiting at most [`HELLO_WAIT`] for it.
+    fn await_hello(&self) -> Option<HelloMsg> {
+        let deadline = Instant::now() + HELLO_WAIT;
+        let mut st = self.shared.lock();
+        loop {
+            if st.hello.is_some() {
+                return st.hello.clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            st = match self.shared.changed.wait_timeout(st, left) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
     }
 
     /// The URL plugins connect to.
@@ -356,14 +423,16 @@ impl WebSocket {
             .split_first()
             .ok_or_else(|| TransportError::Spawn("empty plugin command".into()))?;
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let mut child = Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        cmd.args(args)
             .env(URL_ENV, &self.url)
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
+            .process_group(0);
+        self.env.apply(&mut cmd);
+        let mut child = cmd
             .spawn()
             .map_err(|e| TransportError::Spawn(format!("{program:?}: {e}")))?;
         // stdout is not part of this transport: drained and dropped.
@@ -403,13 +472,7 @@ impl WebSocket {
         let mut exited: Option<String> = None;
         loop {
             {
-                let mut st = self.shared.lock();
-                if !st.unsolicited.is_empty() {
-                    let all = std::mem::take(&mut st.unsolicited).join("; ");
-                    return Err(TransportError::Protocol(ProtocolError::BadShape(format!(
-                        "unsolicited message(s) from the plugin while no call was pending: {all}"
-                    ))));
-                }
+                let st = self.shared.lock();
                 if let Some(c) = &st.conn {
                     return Ok(c.clone());
                 }
@@ -471,7 +534,7 @@ impl WebSocket {
                 )));
             }
             let st = self.shared.lock();
-            if st.conn.is_none() && st.unsolicited.is_empty() && !st.closing {
+            if st.conn.is_none() && !st.closing {
                 // Short slices: a started plugin that exits is noticed quickly.
                 let slice = (deadline - now).min(Duration::from_millis(50));
                 let _ = self.shared.changed.wait_timeout(st, slice);
@@ -545,7 +608,7 @@ impl Executor for WebSocket {
         self.info.clone()
     }
 
-    fn call(&self, msg: &ToolCallMsg, _workspace: &Path, timeout: Duration) -> Exchange {
+    fn call(&self, msg: &ToolCallMsg, _dirs: &CallDirs<'_>, timeout: Duration) -> Exchange {
         let answer = self.exchange(msg, timeout);
         // Calls overlap, so the plugin's stderr belongs to no single call:
         // errors carry what was written since the last error.
@@ -555,6 +618,14 @@ impl Executor for WebSocket {
             String::new()
         };
         Exchange { answer, stderr }
+    }
+
+    fn late_blames(&self) -> Vec<LateBlame> {
+        self.drain_late()
+    }
+
+    fn run_errors(&self) -> Vec<String> {
+        self.drain_run_errors()
     }
 
     fn finish(&self) {
@@ -580,10 +651,6 @@ impl Executor for WebSocket {
                     Err(p) => p.into_inner().0,
                 };
             }
-            let left = std::mem::take(&mut st.unsolicited);
-            for why in left {
-                log(&format!("after the last call: {why}"));
-            }
         }
         if let Some(mut proc) = self.child.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let reaped = (0..200).any(|_| {
@@ -606,6 +673,16 @@ impl Executor for WebSocket {
         {
             rt.shutdown_timeout(Duration::from_millis(500));
         }
+    }
+}
+
+impl WebSocket {
+    fn drain_late(&self) -> Vec<LateBlame> {
+        std::mem::take(&mut self.shared.lock().late)
+    }
+
+    fn drain_run_errors(&self) -> Vec<String> {
+        std::mem::take(&mut self.shared.lock().run_errors)
     }
 }
 
@@ -770,6 +847,9 @@ async fn connection(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
                 );
             }
         }
+        // The optional handshake: a plugin that knows it answers HELLO first.
+        let hello = serde_json::to_string(&runner_hello()).expect("a HelloMsg always serialises");
+        let _ = out.send(Message::text(hello));
         st.conn = Some(Conn { id, out, routing });
         st.live_conns += 1;
         st.gave_up = false;
@@ -892,6 +972,19 @@ fn on_text(shared: &Shared, text: &str, held: &mut Vec<Held>) {
     };
     match obj.get("type").and_then(Value::as_str) {
         Some("TOOL_RESULT") => {}
+        Some("HELLO") => {
+            match check_hello(&value) {
+                Ok(h) => {
+                    let mut st = shared.lock();
+                    if st.hello.is_none() {
+                        st.hello = Some(h);
+                        shared.changed.notify_all();
+                    }
+                }
+                Err(e) => log(&format!("ignoring the plugin's HELLO: {e}")),
+            }
+            return;
+        }
         Some(other) => {
             // The spec's backend routes other message types elsewhere.
             log(&format!("ignoring a {other:?} message from the plugin"));
@@ -945,10 +1038,15 @@ fn on_text(shared: &Shared, text: &str, held: &mut Vec<Held>) {
     }
     match st.finished.get(id).copied() {
         Some(Finished::Answered) => {
-            let why =
-                format!("a second TOOL_RESULT for toolCallId={id}, which was already answered");
-            log(&why);
-            st.blame(&why);
+            log(&format!(
+                "a second TOOL_RESULT for toolCallId={id}, which was already answered: blamed on that call"
+            ));
+            st.late.push(LateBlame {
+                tool_call_id: id.to_owned(),
+                error: TransportError::Protocol(ProtocolError::AfterAnswer(format!(
+                    "a second TOOL_RESULT for toolCallId={id}"
+                ))),
+            });
         }
         Some(Finished::TimedOut | Finished::Abandoned | Finished::Errored) => {
             log(&format!(

@@ -9,7 +9,9 @@
 //! plugin's cwd when a backend sends none), and answers go out as they are
 //! ready, in any order. A `TOOL_CALL` that does not parse is answered
 //! `success: false` when it has a `toolCallId` (the spec's "missing required
-//! fields"), else reported on stderr; other message types are ignored.
+//! fields"), else reported on stderr. patchspec's `HELLO` is answered with
+//! the engine's `HELLO` (identity, tools, private path `.patchspec`); other
+//! message types are ignored.
 //!
 //! It exits 0 when the backend closes the connection, 1 when it cannot
 //! connect or the connection fails, and 101 when the engine panics (without
@@ -23,7 +25,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc as amsc;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::inprocess::answer;
+use super::inprocess::{answer, hello};
 use super::websocket::ws_config;
 use crate::error::Error;
 use crate::protocol::{ToolCallMsg, ToolResultData, ToolResultMsg};
@@ -109,6 +111,12 @@ fn on_text(text: &str, out: &amsc::UnboundedSender<String>) {
     };
     match value.get("type").and_then(Value::as_str) {
         Some("TOOL_CALL") => {}
+        Some("HELLO") => {
+            // patchspec's optional handshake: declare the engine.
+            let _ =
+                out.send(serde_json::to_string(&hello()).expect("a HelloMsg always serialises"));
+            return;
+        }
         other => {
             eprintln!("patchspec exec: ignoring a message of type {other:?}");
             return;
