@@ -940,7 +940,7 @@ fn hunk_error(
             base(ErrorKind::PatchApplyError, what, "context_not_found")
                 .with("diagnosis", diagnosis_json(&d))
         }
-        HunkFailure::MultipleMatches { lines } => base(
+        HunkFailure::MultipleMatches { lines, .. } => base(
             ErrorKind::MultipleMatches,
             format!(
                 "its context and removed lines occur more than once (at lines {}); add context to make it unique",
