@@ -13,6 +13,7 @@
 //!   the scheduler that emits [`event`]s, outcomes, known failures;
 //! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
 //! - [`exit`], [`error`]: the exit-code table and the library error;
+//! - [`output`]: writing to standard output when the reader may go away;
 //! - [`cli`] and the `cmd_*` modules: the command line (`main.rs` only calls
 //!   [`cli::main`]).
 //!
@@ -31,6 +32,7 @@ pub mod error;
 pub mod event;
 pub mod exit;
 pub mod outcome;
+pub mod output;
 pub mod pattern;
 pub mod protocol;
 pub mod report;
