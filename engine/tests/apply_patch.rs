@@ -348,6 +348,57 @@ fn stale_checks_use_the_hash_map() {
     );
 }
 
+/// `./a.txt` and `a.txt` name one file: with different digests the map
+/// contradicts itself and is refused (in either order, naming both keys);
+/// the last one winning would silently drop the stale check.
+#[test]
+fn two_keys_for_one_path_must_agree() {
+    let files: &[(&str, &str)] = &[("a.txt", "a\n")];
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch\n";
+    let with = |map: &[(&str, &str)]| ApplyOptions {
+        expected_sha256: map
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..ApplyOptions::default()
+    };
+    let (good, wrong) = (sha256_hex(b"a\n"), sha256_hex(b"other\n"));
+    for map in [
+        [("./a.txt", wrong.as_str()), ("a.txt", good.as_str())],
+        [("./a.txt", good.as_str()), ("a.txt", wrong.as_str())],
+    ] {
+        let refused = check(
+            files,
+            patch,
+            with(&map),
+            Some(ErrorKind::CommandFailed),
+            None,
+        );
+        let e = refused.error.unwrap();
+        assert_eq!(e.details["reason"], "conflicting_expected_sha256");
+        assert_eq!(e.details["path"], "a.txt");
+        assert_eq!(e.details["keys"], serde_json::json!(["./a.txt", "a.txt"]));
+        assert!(e.message.contains("\"./a.txt\"") && e.message.contains("\"a.txt\""));
+    }
+    // The same digest under two spellings (and two cases) is one check.
+    let upper = good.to_uppercase();
+    check(
+        files,
+        patch,
+        with(&[("./a.txt", &upper), ("a.txt", &good), ("x/../a.txt", &good)]),
+        None,
+        Some(&[("a.txt", "b\n")]),
+    );
+    let stale = check(
+        files,
+        patch,
+        with(&[("./a.txt", &wrong), ("a.txt", &wrong)]),
+        Some(ErrorKind::StaleFile),
+        None,
+    );
+    assert_eq!(stale.error.unwrap().kind, ErrorKind::StaleFile);
+}
+
 #[test]
 fn add_file_trailing_newline_rule() {
     let add = |body: &str| format!("*** Begin Patch\n*** Add File: n.txt\n{body}*** End Patch\n");

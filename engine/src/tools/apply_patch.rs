@@ -306,6 +306,10 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     if let Err(e) = check_expected(options) {
         return fail(e);
     }
+    let expected = match expected_by_path(fs, &options.expected_sha256) {
+        Ok(map) => map,
+        Err(e) => return fail(e),
+    };
     let patch = match envelope::parse(patch_text) {
         Ok(p) => p,
         Err(e) => {
@@ -318,7 +322,7 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     };
     let mut planner = Planner {
         fs,
-        expected: expected_by_path(fs, &options.expected_sha256),
+        expected,
         claimed: HashMap::new(),
     };
     if options.atomic {
@@ -381,17 +385,38 @@ fn commit_error(e: crate::commit::CommitError) -> PatchError {
         .with("rolledBack", e.rollback())
 }
 
-/// Key the stale checks by normalised path, so `./a.txt` in the map names `a.txt`.
+/// Key the stale checks by normalised path, so `./a.txt` in the map names
+/// `a.txt`. Two keys that name the same path with different digests are
+/// refused (`conflicting_expected_sha256`): keeping either would silently drop
+/// the other's check. The same digest twice (in either case) is fine.
 fn expected_by_path(
     fs: &dyn Fs,
     map: &BTreeMap<String, String>,
-) -> HashMap<String, (String, String)> {
-    map.iter()
-        .filter_map(|(path, sha)| {
-            let guarded = resolve(fs, path, GuardOptions::default()).ok()?;
-            Some((guarded.normalized, (path.clone(), sha.clone())))
-        })
-        .collect()
+) -> Result<HashMap<String, (String, String)>, PatchError> {
+    let mut out: HashMap<String, (String, String)> = HashMap::new();
+    for (path, sha) in map {
+        let Ok(guarded) = resolve(fs, path, GuardOptions::default()) else {
+            // A key no section can name; the section's own path is refused.
+            continue;
+        };
+        if let Some((first, first_sha)) = out.get(&guarded.normalized) {
+            if first_sha.eq_ignore_ascii_case(sha) {
+                continue;
+            }
+            return Err(PatchError::new(
+                ErrorKind::CommandFailed,
+                format!(
+                    "expectedSha256ByPath: the keys {first:?} and {path:?} both name {} but expect different digests",
+                    guarded.normalized
+                ),
+            )
+            .with("path", guarded.normalized.as_str())
+            .with("keys", vec![first.clone(), path.clone()])
+            .with("reason", "conflicting_expected_sha256"));
+        }
+        out.insert(guarded.normalized, (path.clone(), sha.clone()));
+    }
+    Ok(out)
 }
 
 struct Planner<'f> {
