@@ -4,7 +4,8 @@
 //!
 //! Phases, as patch-envelope.md "Atomicity" prescribes:
 //! 1. **stage**: every write goes to a sibling temp file
-//!    `<path>.<rand>.apply-patch.tmp`, fsync'd;
+//!    `<path>.<rand>.apply-patch.tmp`, fsync'd (the name part cut short when
+//!    the whole would exceed [`NAME_MAX`]: see [`temp_name`]);
 //! 2. **commit**: in plan order, each temp file is renamed over its target
 //!    and each deleted file is renamed into the workspace trash
 //!    (`.patchspec/trash/<transaction>/<path>`); then every touched directory
@@ -83,9 +84,23 @@ impl CommitError {
     }
 }
 
-/// The name of a sibling temp file for `path`.
+/// The longest file name, in bytes, that Linux, macOS and the BSDs take.
+pub const NAME_MAX: usize = 255;
+
+/// The name of a sibling temp file for `path`: `<path>.<rand>.apply-patch.tmp`,
+/// except that the file name part of `path` is cut (at a character boundary)
+/// so that the temp file's name stays within [`NAME_MAX`] bytes. Without the
+/// cut, any name longer than 222 bytes could not be staged, hence not be
+/// created or updated at all (docs/clarifications.md, C-commit-temp-name).
 pub fn temp_name(path: &str) -> String {
-    format!("{path}.{:016x}.apply-patch.tmp", fastrand::u64(..))
+    let suffix = format!(".{:016x}.apply-patch.tmp", fastrand::u64(..));
+    let name = file_name_of(path);
+    let dir = &path[..path.len() - name.len()];
+    let mut keep = name.len().min(NAME_MAX - suffix.len());
+    while !name.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{dir}{}{suffix}", &name[..keep])
 }
 
 /// What has been done so far, for rollback.
@@ -407,6 +422,62 @@ pub(crate) mod tests {
             failures >= steps - 2,
             "{failures} of {steps} injected faults surfaced"
         );
+    }
+
+    #[test]
+    fn temp_names_are_siblings_within_name_max() {
+        // Short names keep the spec's literal form.
+        let t = temp_name("d/a.txt");
+        assert!(
+            t.starts_with("d/a.txt.") && t.ends_with(".apply-patch.tmp"),
+            "{t}"
+        );
+        assert_eq!(t.len(), "d/a.txt".len() + 33);
+        for name in [
+            "n".repeat(222),
+            "n".repeat(223),
+            "n".repeat(250),
+            "n".repeat(255),
+            "é".repeat(125),
+            format!("x{}", "€".repeat(84)),
+        ] {
+            let t = temp_name(&format!("dir/sub/{name}"));
+            let temp_file = t.strip_prefix("dir/sub/").expect("a sibling");
+            assert!(!temp_file.contains('/'), "{t}");
+            assert!(
+                temp_file.len() <= NAME_MAX,
+                "{} bytes: {t}",
+                temp_file.len()
+            );
+            assert!(is_temp_name(&t));
+            let kept = temp_file.len() - 33;
+            assert!(name.starts_with(&temp_file[..kept]), "a prefix of the name");
+            assert!(
+                kept >= name.len().min(222) - 2,
+                "cut no more than a character"
+            );
+        }
+    }
+
+    /// A 250-byte name is created, replaced and deleted through the real
+    /// filesystem: staging fits.
+    #[test]
+    fn a_250_byte_name_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = RealFs::open(dir.path()).unwrap();
+        let name = format!("{}.txt", "n".repeat(246));
+        assert_eq!(name.len(), 250);
+        let write = |before: Option<&[u8]>, bytes: &[u8]| Change::Write {
+            path: name.clone(),
+            bytes: bytes.to_vec(),
+            before: before.map(<[u8]>::to_vec),
+            mode: None,
+        };
+        commit(&fs, &[write(None, b"1\n")]).unwrap();
+        commit(&fs, &[write(Some(b"1\n"), b"2\n")]).unwrap();
+        assert_eq!(std::fs::read(dir.path().join(&name)).unwrap(), b"2\n");
+        let after = snapshot(dir.path());
+        assert!(after.keys().all(|k| !is_temp_name(k)), "{after:?}");
     }
 
     #[test]
