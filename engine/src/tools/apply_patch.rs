@@ -21,10 +21,11 @@ use crate::commit::{commit, Change};
 use crate::diagnose::{self, Diagnosis, Row, RowStatus};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
-use crate::fs::{parent_of, EntryKind, Fs, RealFs};
+use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
 use crate::matching::{apply_hunks, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
+use crate::tools::{guarded, OpenFs};
 
 /// The error kinds of patch-envelope.md, as they appear on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +151,36 @@ pub struct Applied {
 
 /// Run one `apply_patch` call from its wire params.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    run_with(call, &crate::tools::open_real)
+}
+
+/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// `command_failed` with reason `internal_error`.
+pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+    guarded(|| execute(call, open), || internal_error(call))
+}
+
+fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
+    let atomic = call
+        .params
+        .get("atomic")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let error = PatchError::new(
+        ErrorKind::CommandFailed,
+        "internal error: the engine failed unexpectedly (a bug); the workspace may be partly written",
+    )
+    .with("reason", "internal_error");
+    outcome(
+        atomic,
+        &Applied {
+            changed_files: Vec::new(),
+            error: Some(error),
+        },
+    )
+}
+
+fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let (patch, options) = match parse_params(call.params) {
         Ok(p) => p,
         Err(e) => {
@@ -162,7 +193,7 @@ pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
             )
         }
     };
-    let fs = match RealFs::open(call.workspace_root) {
+    let fs = match open(call.workspace_root) {
         Ok(fs) => fs,
         Err(e) => {
             let error = PatchError::new(
@@ -179,7 +210,7 @@ pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
             );
         }
     };
-    let applied = apply(&fs, &patch, &options);
+    let applied = apply(&*fs, &patch, &options);
     outcome(options.atomic, &applied)
 }
 
