@@ -9,12 +9,18 @@
 //! 2. **commit**: in plan order, each temp file is renamed over its target
 //!    and each deleted file is renamed into the workspace trash
 //!    (`.patchspec/trash/<transaction>/<path>`); then every touched directory
-//!    is fsync'd;
+//!    is fsync'd: the targets' parents, the trash folders a file went into
+//!    and the parents of every folder the commit created;
 //! 3. **rollback** (on any failure in 1 or 2): renamed files are restored from
 //!    their pre-image bytes (through a fresh temp file and rename, so a
 //!    restore is itself atomic), created files are removed, trashed files are
 //!    renamed back, staged temp files are unlinked and trash directories this
-//!    transaction created are removed.
+//!    transaction created are removed; then the same directories are
+//!    fsync'd again, best effort (a failing fsync there is not reported:
+//!    the files are already as they were).
+//!
+//! The trash is never pruned: the engine keeps no state between calls and
+//! cannot know when a user no longer needs a deleted file (C-commit-trash).
 //!
 //! What is not promised: durability of a rollback across a power loss in the
 //! middle of it, and isolation from a concurrent writer (there is no lock;
@@ -182,11 +188,8 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
         }
     }
     // Phase 3: make the renames durable.
-    let mut dirs: Vec<&str> = changes.iter().map(|c| parent_of(c.path())).collect();
-    dirs.sort_unstable();
-    dirs.dedup();
-    for dir in dirs {
-        if let Err(source) = fs.sync_dir(dir) {
+    for dir in touched_dirs(changes, &done) {
+        if let Err(source) = fs.sync_dir(&dir) {
             let clean = rollback(fs, changes, &mut temps, done);
             return Err(CommitError {
                 step: "syncing",
@@ -197,6 +200,25 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
         }
     }
     Ok(())
+}
+
+/// Every directory whose entries a commit changed: the targets' parents, the
+/// trash folders files went into, the parents of created folders.
+fn touched_dirs(changes: &[Change], done: &[Done]) -> Vec<String> {
+    let mut dirs: Vec<String> = changes
+        .iter()
+        .map(|c| parent_of(c.path()).to_string())
+        .collect();
+    for step in done {
+        match step {
+            Done::Trashed { trash_path, .. } => dirs.push(parent_of(trash_path).to_string()),
+            Done::CreatedDir(dir) => dirs.push(parent_of(dir).to_string()),
+            Done::Renamed { .. } => {}
+        }
+    }
+    dirs.sort_unstable();
+    dirs.dedup();
+    dirs
 }
 
 /// Create `dir` and its missing parents, recording each created one.
@@ -238,6 +260,7 @@ fn rollback(
     temps: &mut [Option<String>],
     done: Vec<Done>,
 ) -> bool {
+    let dirs = touched_dirs(changes, &done);
     let mut clean = true;
     for step in done.into_iter().rev() {
         clean &= match step {
@@ -272,6 +295,11 @@ fn rollback(
         if let Some(t) = tmp.take() {
             clean &= unlink_quietly(fs, &t);
         }
+    }
+    // Best effort: a folder the rollback removed cannot be synced, and a
+    // failing fsync does not make the restored files differ.
+    for dir in dirs {
+        let _ = fs.sync_dir(&dir);
     }
     clean
 }
@@ -422,6 +450,64 @@ pub(crate) mod tests {
             failures >= steps - 2,
             "{failures} of {steps} injected faults surfaced"
         );
+    }
+
+    /// The rename into the trash is made durable: its folder, and the parent
+    /// of every trash folder the commit created, are fsync'd after it.
+    #[test]
+    fn the_trash_folder_is_synced_after_a_delete() {
+        let (dir, changes) = setup();
+        let real = RealFs::open(dir.path()).unwrap();
+        let fs = FaultFs::new(&real, |_| true, None);
+        commit(&fs, &changes).unwrap();
+        let log = fs.log();
+        let into_trash = log
+            .iter()
+            .position(|(op, p)| *op == FsOp::Rename && p == "gone.txt")
+            .expect("the delete renamed gone.txt");
+        let synced: Vec<&str> = log[into_trash..]
+            .iter()
+            .filter(|(op, _)| *op == FsOp::SyncDir)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        let created: Vec<&str> = log
+            .iter()
+            .filter(|(op, _)| *op == FsOp::CreateDir)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        let transaction = created.last().expect("a trash folder was created");
+        assert!(transaction.starts_with(".patchspec/trash/"), "{created:?}");
+        for dir in [*transaction, ".patchspec/trash", ".patchspec", ""] {
+            assert!(synced.contains(&dir), "{dir:?} not synced: {synced:?}");
+        }
+    }
+
+    /// After a rollback, the directories it changed are synced again.
+    #[test]
+    fn a_rollback_is_synced() {
+        let (dir, changes) = setup();
+        let real = RealFs::open(dir.path()).unwrap();
+        // Fail the last rename (d/b.txt into place): a.txt, d/new.txt and
+        // the trash rename are undone.
+        let renames = changes.len();
+        let fs = FaultFs::new(&real, |op| op == FsOp::Rename, Some(renames - 1));
+        let before = snapshot(dir.path());
+        let e = commit(&fs, &changes).unwrap_err();
+        assert!(e.rollback(), "{e}");
+        assert_eq!(snapshot(dir.path()), before);
+        let log = fs.log();
+        let fault = log
+            .iter()
+            .position(|(op, p)| *op == FsOp::Rename && p.starts_with("d/b.txt."))
+            .expect("the failed rename");
+        let synced: Vec<&str> = log[fault..]
+            .iter()
+            .filter(|(op, _)| *op == FsOp::SyncDir)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        for dir in ["", "d"] {
+            assert!(synced.contains(&dir), "{dir:?} not synced: {synced:?}");
+        }
     }
 
     #[test]

@@ -218,7 +218,7 @@ fn plan_modify(
 /// Apply `args` to the workspace of `fs`.
 pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeError> {
     let raw = args.path.as_str();
-    let g = resolve(fs, raw, GuardOptions::default())
+    let g = resolve(fs, raw, GuardOptions::for_writing())
         .map_err(|e| path_error("relativePath", raw, &e))?;
     let path = g.normalized.as_str();
     let kind = fs.kind(&g.target).map_err(|e| io_error(path, &e))?;

@@ -586,7 +586,8 @@ impl Planner<'_> {
 
     /// Guard a path and claim it for this section.
     fn guard(&mut self, raw: &str, line: usize) -> Result<GuardedPath, PatchError> {
-        let p = resolve(self.fs, raw, GuardOptions::default()).map_err(|e| path_error(raw, e))?;
+        let p =
+            resolve(self.fs, raw, GuardOptions::for_writing()).map_err(|e| path_error(raw, e))?;
         for key in [&p.target, &p.entry] {
             if let Some(&first) = self.claimed.get(key.as_str()) {
                 if first != line {
@@ -763,6 +764,7 @@ fn path_error(raw: &str, e: PathError) -> PatchError {
             (ErrorKind::OutsideWorkspace, "symlink_escapes_workspace")
         }
         PathError::TooManyLinks(_) => (ErrorKind::CommandFailed, "too_many_symlinks"),
+        PathError::Private(_) => (ErrorKind::CommandFailed, "private_path"),
         PathError::NotADirectory { .. } => (ErrorKind::NotFound, "missing_parent"),
         PathError::Io { .. } => (ErrorKind::CommandFailed, "io_error"),
     };

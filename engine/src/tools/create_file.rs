@@ -243,6 +243,7 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
     };
     let opts = GuardOptions {
         backslash_is_separator: true,
+        writes: true,
     };
     let guarded = match resolve(fs, raw, opts) {
         Ok(g) => g,

@@ -104,6 +104,11 @@ struct Planner<'a> {
 impl Planner<'_> {
     fn guard(&mut self, raw: &str, line: usize) -> Result<String, MErr> {
         let p = guard(self.tree, raw)?;
+        // Every section writes: the engine's private folder is refused
+        // (C-path-private).
+        if p.split('/').next() == Some(".patchspec") {
+            return Err(e("command_failed"));
+        }
         if let Some(&first) = self.claimed.get(&p) {
             if first != line {
                 return Err(e("patch_parse_error"));
