@@ -1,9 +1,16 @@
 //! The engine's own subcommands: `patchspec apply` and `patchspec call`.
 //! They parse nothing themselves beyond clap, and call the engine.
+//!
+//! Exit codes: 0 applied (or the tool succeeded), 1 refused (the tool
+//! failed), 2 usage errors — and 2 when the output could not be written
+//! (a reader that closes the pipe early is not such a failure: see
+//! [`crate::output`]).
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{self, Read, Write};
 use std::path::PathBuf;
+
+use crate::output::{eprintln_quietly, stdout, Quiet};
 
 use patchspec_engine::dispatch::{self, Session, ToolCall};
 use patchspec_engine::fs::RealFs;
@@ -60,7 +67,8 @@ pub fn apply(args: &ApplyArgs) -> i32 {
         ..ApplyOptions::default()
     };
     for pair in &args.expect_sha {
-        let Some((path, hex)) = pair.split_once('=') else {
+        // The last `=`: a digest never contains one, a file name may.
+        let Some((path, hex)) = pair.rsplit_once('=') else {
             return usage(&format!("--expect-sha takes PATH=HEX, got {pair:?}"));
         };
         options
@@ -78,46 +86,65 @@ pub fn apply(args: &ApplyArgs) -> i32 {
         }
     };
     let applied = apply_patch::apply_bytes(&fs, &envelope, &options);
-    if args.json {
+    let code = i32::from(applied.error.is_some());
+    let mut out = stdout();
+    let printed = if args.json {
         let outcome = apply_patch::outcome(options.atomic, &applied);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&outcome.result).unwrap_or_default()
-        );
+        print_json(&mut out, &outcome.result)
     } else {
-        let verb = if args.dry_run {
-            "would change"
-        } else {
-            "changed"
-        };
-        if !applied.changed_files.is_empty() {
-            println!("{verb}:");
+        print_changes(&mut out, &applied.changed_files, args.dry_run)
+    };
+    if let Err(e) = printed {
+        return output_failed(&e);
+    }
+    if let (Some(e), false) = (&applied.error, args.json) {
+        eprintln_quietly(format_args!("error[{}]: {}", e.kind.as_str(), e.message));
+        if let Some(text) = e
+            .details
+            .get("diagnosis")
+            .and_then(apply_patch::human_diagnosis)
+        {
+            eprintln_quietly(format_args!("{}", text.trim_end_matches('\n')));
         }
-        for file in &applied.changed_files {
-            match &file.from {
-                Some(from) => println!("  {:<6} {from} -> {}", file.operation, file.path),
-                None => println!("  {:<6} {}", file.operation, file.path),
-            }
-        }
-        if let Some(e) = &applied.error {
-            eprintln!("error[{}]: {}", e.kind.as_str(), e.message);
-            if let Some(text) = e
-                .details
-                .get("diagnosis")
-                .and_then(apply_patch::human_diagnosis)
-            {
-                eprint!("{text}");
-            }
-            if !options.atomic && !applied.changed_files.is_empty() {
-                eprintln!(
-                    "note: not atomic: the sections listed above were applied before the failure"
-                );
-            } else if !args.dry_run {
-                eprintln!("note: nothing was written");
-            }
+        if !options.atomic && !applied.changed_files.is_empty() {
+            eprintln_quietly(format_args!(
+                "note: not atomic: the sections listed above were applied before the failure"
+            ));
+        } else if !args.dry_run {
+            eprintln_quietly(format_args!("note: nothing was written"));
         }
     }
-    i32::from(applied.error.is_some())
+    code
+}
+
+/// The human list of changed files.
+fn print_changes(
+    out: &mut Quiet<io::Stdout>,
+    files: &[apply_patch::ChangedFile],
+    dry_run: bool,
+) -> io::Result<()> {
+    let verb = if dry_run { "would change" } else { "changed" };
+    if !files.is_empty() {
+        writeln!(out, "{verb}:")?;
+    }
+    for file in files {
+        match &file.from {
+            Some(from) => writeln!(out, "  {:<6} {from} -> {}", file.operation, file.path)?,
+            None => writeln!(out, "  {:<6} {}", file.operation, file.path)?,
+        }
+    }
+    out.flush()
+}
+
+fn print_json(out: &mut Quiet<io::Stdout>, value: &serde_json::Value) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    writeln!(out)?;
+    out.flush()
+}
+
+fn output_failed(e: &io::Error) -> i32 {
+    eprintln_quietly(format_args!("error: cannot write the output: {e}"));
+    2
 }
 
 /// Run `patchspec call`; returns the process exit code (0 success, 1 tool failure, 2 usage).
@@ -156,10 +183,9 @@ pub fn call(args: &CallArgs) -> i32 {
         workspace_root: &root,
         session: &session,
     });
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&outcome.result).unwrap_or_default()
-    );
+    if let Err(e) = print_json(&mut stdout(), &outcome.result) {
+        return output_failed(&e);
+    }
     i32::from(!outcome.success)
 }
 
@@ -175,6 +201,6 @@ fn read_input(name: &str) -> std::io::Result<Vec<u8>> {
 }
 
 fn usage(message: &str) -> i32 {
-    eprintln!("error: {message}");
+    eprintln_quietly(format_args!("error: {message}"));
     2
 }

@@ -9,8 +9,8 @@
 //! arrives as an error here rather than killing the process.
 //!
 //! Every command of this crate that prints (`list`, `show`, `coverage`,
-//! `lint`, `repro`, and `check`'s reports) writes through [`stdout`] or
-//! [`stderr`]. What it leaves out: buffering (the standard handles already
+//! `lint`, `repro`, `check`'s reports, `apply` and `call`) writes through
+//! [`stdout`], [`stderr`] or [`eprintln_quietly`]. What it leaves out: buffering (the standard handles already
 //! buffer by line).
 
 use std::io::{self, Write};
@@ -73,6 +73,13 @@ pub fn stdout() -> Quiet<io::Stdout> {
 /// Standard error, quiet on a broken pipe.
 pub fn stderr() -> Quiet<io::Stderr> {
     Quiet::new(io::stderr())
+}
+
+/// `eprintln!` that never panics: a message that cannot be written to
+/// standard error has nowhere else to go, so a failure is dropped.
+pub fn eprintln_quietly(args: std::fmt::Arguments<'_>) {
+    let mut err = stderr();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
 }
 
 #[cfg(test)]

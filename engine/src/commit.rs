@@ -4,16 +4,23 @@
 //!
 //! Phases, as patch-envelope.md "Atomicity" prescribes:
 //! 1. **stage**: every write goes to a sibling temp file
-//!    `<path>.<rand>.apply-patch.tmp`, fsync'd;
+//!    `<path>.<rand>.apply-patch.tmp`, fsync'd (the name part cut short when
+//!    the whole would exceed [`NAME_MAX`]: see [`temp_name`]);
 //! 2. **commit**: in plan order, each temp file is renamed over its target
 //!    and each deleted file is renamed into the workspace trash
 //!    (`.patchspec/trash/<transaction>/<path>`); then every touched directory
-//!    is fsync'd;
+//!    is fsync'd: the targets' parents, the trash folders a file went into
+//!    and the parents of every folder the commit created;
 //! 3. **rollback** (on any failure in 1 or 2): renamed files are restored from
 //!    their pre-image bytes (through a fresh temp file and rename, so a
 //!    restore is itself atomic), created files are removed, trashed files are
 //!    renamed back, staged temp files are unlinked and trash directories this
-//!    transaction created are removed.
+//!    transaction created are removed; then the same directories are
+//!    fsync'd again, best effort (a failing fsync there is not reported:
+//!    the files are already as they were).
+//!
+//! The trash is never pruned: the engine keeps no state between calls and
+//! cannot know when a user no longer needs a deleted file (C-commit-trash).
 //!
 //! What is not promised: durability of a rollback across a power loss in the
 //! middle of it, and isolation from a concurrent writer (there is no lock;
@@ -83,9 +90,23 @@ impl CommitError {
     }
 }
 
-/// The name of a sibling temp file for `path`.
+/// The longest file name, in bytes, that Linux, macOS and the BSDs take.
+pub const NAME_MAX: usize = 255;
+
+/// The name of a sibling temp file for `path`: `<path>.<rand>.apply-patch.tmp`,
+/// except that the file name part of `path` is cut (at a character boundary)
+/// so that the temp file's name stays within [`NAME_MAX`] bytes. Without the
+/// cut, any name longer than 222 bytes could not be staged, hence not be
+/// created or updated at all (docs/clarifications.md, C-commit-temp-name).
 pub fn temp_name(path: &str) -> String {
-    format!("{path}.{:016x}.apply-patch.tmp", fastrand::u64(..))
+    let suffix = format!(".{:016x}.apply-patch.tmp", fastrand::u64(..));
+    let name = file_name_of(path);
+    let dir = &path[..path.len() - name.len()];
+    let mut keep = name.len().min(NAME_MAX - suffix.len());
+    while !name.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{dir}{}{suffix}", &name[..keep])
 }
 
 /// What has been done so far, for rollback.
@@ -167,11 +188,8 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
         }
     }
     // Phase 3: make the renames durable.
-    let mut dirs: Vec<&str> = changes.iter().map(|c| parent_of(c.path())).collect();
-    dirs.sort_unstable();
-    dirs.dedup();
-    for dir in dirs {
-        if let Err(source) = fs.sync_dir(dir) {
+    for dir in touched_dirs(changes, &done) {
+        if let Err(source) = fs.sync_dir(&dir) {
             let clean = rollback(fs, changes, &mut temps, done);
             return Err(CommitError {
                 step: "syncing",
@@ -182,6 +200,25 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
         }
     }
     Ok(())
+}
+
+/// Every directory whose entries a commit changed: the targets' parents, the
+/// trash folders files went into, the parents of created folders.
+fn touched_dirs(changes: &[Change], done: &[Done]) -> Vec<String> {
+    let mut dirs: Vec<String> = changes
+        .iter()
+        .map(|c| parent_of(c.path()).to_string())
+        .collect();
+    for step in done {
+        match step {
+            Done::Trashed { trash_path, .. } => dirs.push(parent_of(trash_path).to_string()),
+            Done::CreatedDir(dir) => dirs.push(parent_of(dir).to_string()),
+            Done::Renamed { .. } => {}
+        }
+    }
+    dirs.sort_unstable();
+    dirs.dedup();
+    dirs
 }
 
 /// Create `dir` and its missing parents, recording each created one.
@@ -223,6 +260,7 @@ fn rollback(
     temps: &mut [Option<String>],
     done: Vec<Done>,
 ) -> bool {
+    let dirs = touched_dirs(changes, &done);
     let mut clean = true;
     for step in done.into_iter().rev() {
         clean &= match step {
@@ -257,6 +295,11 @@ fn rollback(
         if let Some(t) = tmp.take() {
             clean &= unlink_quietly(fs, &t);
         }
+    }
+    // Best effort: a folder the rollback removed cannot be synced, and a
+    // failing fsync does not make the restored files differ.
+    for dir in dirs {
+        let _ = fs.sync_dir(&dir);
     }
     clean
 }
@@ -407,6 +450,120 @@ pub(crate) mod tests {
             failures >= steps - 2,
             "{failures} of {steps} injected faults surfaced"
         );
+    }
+
+    /// The rename into the trash is made durable: its folder, and the parent
+    /// of every trash folder the commit created, are fsync'd after it.
+    #[test]
+    fn the_trash_folder_is_synced_after_a_delete() {
+        let (dir, changes) = setup();
+        let real = RealFs::open(dir.path()).unwrap();
+        let fs = FaultFs::new(&real, |_| true, None);
+        commit(&fs, &changes).unwrap();
+        let log = fs.log();
+        let into_trash = log
+            .iter()
+            .position(|(op, p)| *op == FsOp::Rename && p == "gone.txt")
+            .expect("the delete renamed gone.txt");
+        let synced: Vec<&str> = log[into_trash..]
+            .iter()
+            .filter(|(op, _)| *op == FsOp::SyncDir)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        let created: Vec<&str> = log
+            .iter()
+            .filter(|(op, _)| *op == FsOp::CreateDir)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        let transaction = created.last().expect("a trash folder was created");
+        assert!(transaction.starts_with(".patchspec/trash/"), "{created:?}");
+        for dir in [*transaction, ".patchspec/trash", ".patchspec", ""] {
+            assert!(synced.contains(&dir), "{dir:?} not synced: {synced:?}");
+        }
+    }
+
+    /// After a rollback, the directories it changed are synced again.
+    #[test]
+    fn a_rollback_is_synced() {
+        let (dir, changes) = setup();
+        let real = RealFs::open(dir.path()).unwrap();
+        // Fail the last rename (d/b.txt into place): a.txt, d/new.txt and
+        // the trash rename are undone.
+        let renames = changes.len();
+        let fs = FaultFs::new(&real, |op| op == FsOp::Rename, Some(renames - 1));
+        let before = snapshot(dir.path());
+        let e = commit(&fs, &changes).unwrap_err();
+        assert!(e.rollback(), "{e}");
+        assert_eq!(snapshot(dir.path()), before);
+        let log = fs.log();
+        let fault = log
+            .iter()
+            .position(|(op, p)| *op == FsOp::Rename && p.starts_with("d/b.txt."))
+            .expect("the failed rename");
+        let synced: Vec<&str> = log[fault..]
+            .iter()
+            .filter(|(op, _)| *op == FsOp::SyncDir)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        for dir in ["", "d"] {
+            assert!(synced.contains(&dir), "{dir:?} not synced: {synced:?}");
+        }
+    }
+
+    #[test]
+    fn temp_names_are_siblings_within_name_max() {
+        // Short names keep the spec's literal form.
+        let t = temp_name("d/a.txt");
+        assert!(
+            t.starts_with("d/a.txt.") && t.ends_with(".apply-patch.tmp"),
+            "{t}"
+        );
+        assert_eq!(t.len(), "d/a.txt".len() + 33);
+        for name in [
+            "n".repeat(222),
+            "n".repeat(223),
+            "n".repeat(250),
+            "n".repeat(255),
+            "é".repeat(125),
+            format!("x{}", "€".repeat(84)),
+        ] {
+            let t = temp_name(&format!("dir/sub/{name}"));
+            let temp_file = t.strip_prefix("dir/sub/").expect("a sibling");
+            assert!(!temp_file.contains('/'), "{t}");
+            assert!(
+                temp_file.len() <= NAME_MAX,
+                "{} bytes: {t}",
+                temp_file.len()
+            );
+            assert!(is_temp_name(&t));
+            let kept = temp_file.len() - 33;
+            assert!(name.starts_with(&temp_file[..kept]), "a prefix of the name");
+            assert!(
+                kept >= name.len().min(222) - 2,
+                "cut no more than a character"
+            );
+        }
+    }
+
+    /// A 250-byte name is created, replaced and deleted through the real
+    /// filesystem: staging fits.
+    #[test]
+    fn a_250_byte_name_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = RealFs::open(dir.path()).unwrap();
+        let name = format!("{}.txt", "n".repeat(246));
+        assert_eq!(name.len(), 250);
+        let write = |before: Option<&[u8]>, bytes: &[u8]| Change::Write {
+            path: name.clone(),
+            bytes: bytes.to_vec(),
+            before: before.map(<[u8]>::to_vec),
+            mode: None,
+        };
+        commit(&fs, &[write(None, b"1\n")]).unwrap();
+        commit(&fs, &[write(Some(b"1\n"), b"2\n")]).unwrap();
+        assert_eq!(std::fs::read(dir.path().join(&name)).unwrap(), b"2\n");
+        let after = snapshot(dir.path());
+        assert!(after.keys().all(|k| !is_temp_name(k)), "{after:?}");
     }
 
     #[test]

@@ -64,15 +64,22 @@ pub const SUPPORTED_TOOLS: &[&str] = &[
 
 /// Run one tool call against its workspace.
 pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
+    call_with(call, &crate::tools::open_real)
+}
+
+/// [`call`], opening the workspace with `open` instead of the real
+/// filesystem (the fault-injection seam: tests pass a [`crate::fs::FaultFs`]).
+pub fn call_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
+    use crate::tools::*;
     match call.tool_name {
-        "apply_patch" => crate::tools::apply_patch::run(call),
-        "workspace_write_patch" => crate::tools::write_patch::run(call),
-        "workspace_create_file" => crate::tools::create_file::run(call),
-        "workspace.read_file" => crate::tools::read_file::run(call),
-        "read_file" => crate::tools::ide_read_file::run(call),
-        "grep_file" => crate::tools::grep_file::run(call),
-        "apply_change" => crate::tools::apply_change::run(call),
-        "call_chain" => crate::tools::call_chain::run(call),
+        "apply_patch" => apply_patch::run_with(call, open),
+        "workspace_write_patch" => write_patch::run_with(call, open),
+        "workspace_create_file" => create_file::run_with(call, open),
+        "workspace.read_file" => read_file::run_with(call, open),
+        "read_file" => ide_read_file::run_with(call, open),
+        "grep_file" => grep_file::run_with(call, open),
+        "apply_change" => apply_change::run_with(call, open),
+        "call_chain" => call_chain::run_with(call, open),
         other => unknown_tool(other),
     }
 }

@@ -229,11 +229,14 @@ impl FsOp {
 /// It counts the operations selected by its filter; the `fail_at`-th of them
 /// (0-based) returns an error instead of reaching the inner [`Fs`]. Every
 /// other operation, including those after the failure (rollback), succeeds,
-/// which is the model of a single transient fault.
+/// which is the model of a single transient fault. Built with
+/// [`FaultFs::panicking`], it panics there instead: the model of a bug,
+/// which each tool must turn into its internal-error result.
 pub struct FaultFs<'a> {
     inner: &'a dyn Fs,
     filter: fn(FsOp) -> bool,
     fail_at: Option<usize>,
+    panics: bool,
     seen: AtomicUsize,
     log: Mutex<Vec<(FsOp, String)>>,
 }
@@ -245,8 +248,17 @@ impl<'a> FaultFs<'a> {
             inner,
             filter,
             fail_at,
+            panics: false,
             seen: AtomicUsize::new(0),
             log: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Panic at the `panic_at`-th operation that `filter` selects.
+    pub fn panicking(inner: &'a dyn Fs, filter: fn(FsOp) -> bool, panic_at: usize) -> Self {
+        FaultFs {
+            panics: true,
+            ..FaultFs::new(inner, filter, Some(panic_at))
         }
     }
 
@@ -269,6 +281,9 @@ impl<'a> FaultFs<'a> {
         }
         let n = self.seen.fetch_add(1, Ordering::SeqCst);
         if Some(n) == self.fail_at {
+            if self.panics {
+                panic!("injected panic at {op:?} #{n} ({path})");
+            }
             return Err(io::Error::other(format!(
                 "injected fault at {op:?} #{n} ({path})"
             )));

@@ -3,9 +3,10 @@
 //!
 //! Every tool goes through [`resolve`]. The rules, one error variant each:
 //! empty, NUL byte, absolute (`/x`, `C:\x`, `C:x`, `\\server\share`, `//x`),
-//! `..` that climbs above the root, and a symlink (at any component,
+//! `..` that climbs above the root, a symlink (at any component,
 //! including a symlinked parent directory) whose target is absolute or
-//! leads above the root. In-workspace symlinks are followed, so the result
+//! leads above the root, and, for a path a tool will write, one inside the
+//! engine's private folder `.patchspec/` (directly or through a symlink). In-workspace symlinks are followed, so the result
 //! names real directory entries only.
 //!
 //! The guard reports *why*; it is not the last line of defence. All I/O then
@@ -26,6 +27,20 @@ pub struct GuardOptions {
     /// Treat `\` as a separator (TUL-004 normalises separators to `/`).
     /// When false, a `\` in a path is refused as [`PathError::Backslash`].
     pub backslash_is_separator: bool,
+    /// The tool will write (or delete, or move) the file: a path inside the
+    /// engine's private folder ([`crate::commit::PRIVATE_DIR`]) is refused
+    /// as [`PathError::Private`].
+    pub writes: bool,
+}
+
+impl GuardOptions {
+    /// The strict options, for a path the tool will write.
+    pub fn for_writing() -> GuardOptions {
+        GuardOptions {
+            writes: true,
+            ..GuardOptions::default()
+        }
+    }
 }
 
 /// A path that passed the guard.
@@ -80,6 +95,10 @@ pub enum PathError {
         /// The file standing where a directory was needed.
         file: String,
     },
+    /// A path to write inside the engine's private folder `.patchspec/`
+    /// (the trash); the same when a symlink leads there.
+    #[error("path {0:?} is inside the engine's private folder .patchspec/, which no tool writes")]
+    Private(String),
     /// The filesystem could not be asked.
     #[error("path {path:?}: {message}")]
     Io {
@@ -151,6 +170,10 @@ pub fn resolve(fs: &dyn Fs, raw: &str, opts: GuardOptions) -> Result<GuardedPath
     let parent = resolve_components(fs, raw, &lexical[..lexical.len() - 1])?;
     let entry = join(&parent, &final_name);
     let target = resolve_components(fs, raw, &lexical)?;
+    let private = |p: &str| p.split('/').next() == Some(crate::commit::PRIVATE_DIR);
+    if opts.writes && (private(&normalized) || private(&entry) || private(&target)) {
+        return Err(PathError::Private(raw.to_string()));
+    }
     Ok(GuardedPath {
         normalized,
         entry,
@@ -336,11 +359,35 @@ mod tests {
         let (_dir, fs) = ws();
         let opts = GuardOptions {
             backslash_is_separator: true,
+            ..GuardOptions::default()
         };
         assert_eq!(
             resolve(&fs, "src\\a.txt", opts).unwrap().normalized,
             "src/a.txt"
         );
+    }
+
+    #[test]
+    fn the_private_folder_is_refused_for_writing_only() {
+        let (dir, fs) = ws();
+        std::fs::create_dir_all(dir.path().join(".patchspec/trash")).unwrap();
+        symlink(".patchspec/trash", dir.path().join("bin")).unwrap();
+        for raw in [
+            ".patchspec/trash/x",
+            "./.patchspec",
+            "src/../.patchspec/y",
+            "bin/z",
+        ] {
+            assert_eq!(
+                resolve(&fs, raw, GuardOptions::for_writing()),
+                Err(PathError::Private(raw.to_string())),
+                "{raw}"
+            );
+            assert!(resolve(&fs, raw, GuardOptions::default()).is_ok(), "{raw}");
+        }
+        // Only the top-level folder is private.
+        assert!(resolve(&fs, "src/.patchspec", GuardOptions::for_writing()).is_ok());
+        assert!(resolve(&fs, ".patchspecs", GuardOptions::for_writing()).is_ok());
     }
 
     #[test]

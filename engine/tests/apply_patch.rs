@@ -348,6 +348,57 @@ fn stale_checks_use_the_hash_map() {
     );
 }
 
+/// `./a.txt` and `a.txt` name one file: with different digests the map
+/// contradicts itself and is refused (in either order, naming both keys);
+/// the last one winning would silently drop the stale check.
+#[test]
+fn two_keys_for_one_path_must_agree() {
+    let files: &[(&str, &str)] = &[("a.txt", "a\n")];
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch\n";
+    let with = |map: &[(&str, &str)]| ApplyOptions {
+        expected_sha256: map
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..ApplyOptions::default()
+    };
+    let (good, wrong) = (sha256_hex(b"a\n"), sha256_hex(b"other\n"));
+    for map in [
+        [("./a.txt", wrong.as_str()), ("a.txt", good.as_str())],
+        [("./a.txt", good.as_str()), ("a.txt", wrong.as_str())],
+    ] {
+        let refused = check(
+            files,
+            patch,
+            with(&map),
+            Some(ErrorKind::CommandFailed),
+            None,
+        );
+        let e = refused.error.unwrap();
+        assert_eq!(e.details["reason"], "conflicting_expected_sha256");
+        assert_eq!(e.details["path"], "a.txt");
+        assert_eq!(e.details["keys"], serde_json::json!(["./a.txt", "a.txt"]));
+        assert!(e.message.contains("\"./a.txt\"") && e.message.contains("\"a.txt\""));
+    }
+    // The same digest under two spellings (and two cases) is one check.
+    let upper = good.to_uppercase();
+    check(
+        files,
+        patch,
+        with(&[("./a.txt", &upper), ("a.txt", &good), ("x/../a.txt", &good)]),
+        None,
+        Some(&[("a.txt", "b\n")]),
+    );
+    let stale = check(
+        files,
+        patch,
+        with(&[("./a.txt", &wrong), ("a.txt", &wrong)]),
+        Some(ErrorKind::StaleFile),
+        None,
+    );
+    assert_eq!(stale.error.unwrap().kind, ErrorKind::StaleFile);
+}
+
 #[test]
 fn add_file_trailing_newline_rule() {
     let add = |body: &str| format!("*** Begin Patch\n*** Add File: n.txt\n{body}*** End Patch\n");
@@ -464,8 +515,12 @@ mod props {
     use super::*;
     use proptest::prelude::*;
 
-    /// A file of distinct lines (some repeated filler), edits at distinct
-    /// places, rendered as an envelope with one context line around each.
+    /// A file of distinct lines (some repeated filler, never two in a row),
+    /// edits at distinct places, rendered as an envelope with one context
+    /// line around each. Every hunk's old side is then unique in the file:
+    /// one of two or more lines holds a distinct line, and a one-line old
+    /// side is line 0, which is not filler. New lines (`[a-z ]`) never equal
+    /// a file line. So every generated envelope must apply.
     /// (file lines, edits as (start, length, new lines), CRLF, final newline)
     type Scenario = (Vec<String>, Vec<(usize, usize, Vec<String>)>, bool, bool);
 
@@ -516,6 +571,14 @@ mod props {
             for (start, len, new) in &chosen {
                 let ctx_before = start.checked_sub(1);
                 let ctx_after = (start + len < n).then_some(start + len);
+                // The generator's promise, checked: the old side occurs once.
+                let from = ctx_before.unwrap_or(*start);
+                let to = ctx_after.map_or(start + len, |a| a + 1);
+                let old = &lines[from..to];
+                if !old.is_empty() {
+                    let occurrences = lines.windows(old.len()).filter(|w| *w == old).count();
+                    prop_assert_eq!(occurrences, 1, "old side {:?} is not unique", old);
+                }
                 patch.push_str("@@\n");
                 if let Some(c) = ctx_before { patch.push_str(&format!(" {}\n", lines[c])); }
                 for l in &lines[*start..start + len] { patch.push_str(&format!("-{l}\n")); }
@@ -542,14 +605,8 @@ mod props {
             let dir = workspace(&[("f.txt", &file)]);
             let fs = RealFs::open(dir.path()).unwrap();
             let applied = apply(&fs, &patch, &ApplyOptions::default());
-            match &applied.error {
-                // Context built from filler lines may legitimately be ambiguous.
-                Some(e) if e.kind == ErrorKind::MultipleMatches => {
-                    prop_assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), file);
-                }
-                Some(e) => prop_assert!(false, "{:?}\n{}", e, patch),
-                None => prop_assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), expected_text),
-            }
+            prop_assert!(applied.error.is_none(), "{:?}\n{}", applied.error, patch);
+            prop_assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), expected_text);
         }
     }
 }

@@ -218,7 +218,7 @@ fn plan_modify(
 /// Apply `args` to the workspace of `fs`.
 pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeError> {
     let raw = args.path.as_str();
-    let g = resolve(fs, raw, GuardOptions::default())
+    let g = resolve(fs, raw, GuardOptions::for_writing())
         .map_err(|e| path_error("relativePath", raw, &e))?;
     let path = g.normalized.as_str();
     let kind = fs.kind(&g.target).map_err(|e| io_error(path, &e))?;
@@ -306,10 +306,15 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeEr
 
 /// Run one `apply_change` call.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    run_with(call, &crate::tools::open_real)
+}
+
+/// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.
+pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
     outcome(|| {
         let args = parse(call.params)?;
-        let fs = open_workspace(call.workspace_root)?;
-        apply(&fs, &args)
+        let fs = open_workspace(open, call.workspace_root)?;
+        apply(&*fs, &args)
     })
 }
 

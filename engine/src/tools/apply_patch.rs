@@ -21,10 +21,11 @@ use crate::commit::{commit, Change};
 use crate::diagnose::{self, Diagnosis, Row, RowStatus};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
-use crate::fs::{parent_of, EntryKind, Fs, RealFs};
+use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
 use crate::matching::{apply_hunks, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
+use crate::tools::{guarded, OpenFs};
 
 /// The error kinds of patch-envelope.md, as they appear on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +151,36 @@ pub struct Applied {
 
 /// Run one `apply_patch` call from its wire params.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    run_with(call, &crate::tools::open_real)
+}
+
+/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// `command_failed` with reason `internal_error`.
+pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+    guarded(|| execute(call, open), || internal_error(call))
+}
+
+fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
+    let atomic = call
+        .params
+        .get("atomic")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let error = PatchError::new(
+        ErrorKind::CommandFailed,
+        "internal error: the engine failed unexpectedly (a bug); the workspace may be partly written",
+    )
+    .with("reason", "internal_error");
+    outcome(
+        atomic,
+        &Applied {
+            changed_files: Vec::new(),
+            error: Some(error),
+        },
+    )
+}
+
+fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let (patch, options) = match parse_params(call.params) {
         Ok(p) => p,
         Err(e) => {
@@ -162,7 +193,7 @@ pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
             )
         }
     };
-    let fs = match RealFs::open(call.workspace_root) {
+    let fs = match open(call.workspace_root) {
         Ok(fs) => fs,
         Err(e) => {
             let error = PatchError::new(
@@ -179,7 +210,7 @@ pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
             );
         }
     };
-    let applied = apply(&fs, &patch, &options);
+    let applied = apply(&*fs, &patch, &options);
     outcome(options.atomic, &applied)
 }
 
@@ -306,6 +337,10 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     if let Err(e) = check_expected(options) {
         return fail(e);
     }
+    let expected = match expected_by_path(fs, &options.expected_sha256) {
+        Ok(map) => map,
+        Err(e) => return fail(e),
+    };
     let patch = match envelope::parse(patch_text) {
         Ok(p) => p,
         Err(e) => {
@@ -318,7 +353,7 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     };
     let mut planner = Planner {
         fs,
-        expected: expected_by_path(fs, &options.expected_sha256),
+        expected,
         claimed: HashMap::new(),
     };
     if options.atomic {
@@ -381,17 +416,38 @@ fn commit_error(e: crate::commit::CommitError) -> PatchError {
         .with("rolledBack", e.rollback())
 }
 
-/// Key the stale checks by normalised path, so `./a.txt` in the map names `a.txt`.
+/// Key the stale checks by normalised path, so `./a.txt` in the map names
+/// `a.txt`. Two keys that name the same path with different digests are
+/// refused (`conflicting_expected_sha256`): keeping either would silently drop
+/// the other's check. The same digest twice (in either case) is fine.
 fn expected_by_path(
     fs: &dyn Fs,
     map: &BTreeMap<String, String>,
-) -> HashMap<String, (String, String)> {
-    map.iter()
-        .filter_map(|(path, sha)| {
-            let guarded = resolve(fs, path, GuardOptions::default()).ok()?;
-            Some((guarded.normalized, (path.clone(), sha.clone())))
-        })
-        .collect()
+) -> Result<HashMap<String, (String, String)>, PatchError> {
+    let mut out: HashMap<String, (String, String)> = HashMap::new();
+    for (path, sha) in map {
+        let Ok(guarded) = resolve(fs, path, GuardOptions::default()) else {
+            // A key no section can name; the section's own path is refused.
+            continue;
+        };
+        if let Some((first, first_sha)) = out.get(&guarded.normalized) {
+            if first_sha.eq_ignore_ascii_case(sha) {
+                continue;
+            }
+            return Err(PatchError::new(
+                ErrorKind::CommandFailed,
+                format!(
+                    "expectedSha256ByPath: the keys {first:?} and {path:?} both name {} but expect different digests",
+                    guarded.normalized
+                ),
+            )
+            .with("path", guarded.normalized.as_str())
+            .with("keys", vec![first.clone(), path.clone()])
+            .with("reason", "conflicting_expected_sha256"));
+        }
+        out.insert(guarded.normalized, (path.clone(), sha.clone()));
+    }
+    Ok(out)
 }
 
 struct Planner<'f> {
@@ -530,7 +586,8 @@ impl Planner<'_> {
 
     /// Guard a path and claim it for this section.
     fn guard(&mut self, raw: &str, line: usize) -> Result<GuardedPath, PatchError> {
-        let p = resolve(self.fs, raw, GuardOptions::default()).map_err(|e| path_error(raw, e))?;
+        let p =
+            resolve(self.fs, raw, GuardOptions::for_writing()).map_err(|e| path_error(raw, e))?;
         for key in [&p.target, &p.entry] {
             if let Some(&first) = self.claimed.get(key.as_str()) {
                 if first != line {
@@ -707,6 +764,7 @@ fn path_error(raw: &str, e: PathError) -> PatchError {
             (ErrorKind::OutsideWorkspace, "symlink_escapes_workspace")
         }
         PathError::TooManyLinks(_) => (ErrorKind::CommandFailed, "too_many_symlinks"),
+        PathError::Private(_) => (ErrorKind::CommandFailed, "private_path"),
         PathError::NotADirectory { .. } => (ErrorKind::NotFound, "missing_parent"),
         PathError::Io { .. } => (ErrorKind::CommandFailed, "io_error"),
     };
@@ -940,7 +998,7 @@ fn hunk_error(
             base(ErrorKind::PatchApplyError, what, "context_not_found")
                 .with("diagnosis", diagnosis_json(&d))
         }
-        HunkFailure::MultipleMatches { lines } => base(
+        HunkFailure::MultipleMatches { lines, .. } => base(
             ErrorKind::MultipleMatches,
             format!(
                 "its context and removed lines occur more than once (at lines {}); add context to make it unique",

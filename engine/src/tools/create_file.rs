@@ -21,15 +21,14 @@
 //! ignored. Left out: a lock against a concurrent writer creating the file
 //! between the existence check and the rename (the rename would replace it).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use serde_json::{json, Value};
 
 use crate::commit::{commit, Change};
 use crate::dispatch::{ToolCall, ToolOutcome};
-use crate::fs::{parent_of, EntryKind, Fs, RealFs};
+use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
+use crate::tools::{guarded, OpenFs};
 
 /// The default size limit: 10 MiB of normalised content.
 pub const DEFAULT_MAX_BYTES: u64 = 10 * 1024 * 1024;
@@ -245,6 +244,7 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
     };
     let opts = GuardOptions {
         backslash_is_separator: true,
+        writes: true,
     };
     let guarded = match resolve(fs, raw, opts) {
         Ok(g) => g,
@@ -386,42 +386,49 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
 /// Run one `workspace_create_file` call: the default options, except a size
 /// limit the session sets (`Session::limits`).
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    let options = CreateFileOptions {
-        max_bytes: call
-            .session
-            .limits
-            .create_file_max_bytes
-            .unwrap_or(DEFAULT_MAX_BYTES),
+    run_with(call, &crate::tools::open_real)
+}
+
+/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// `UnhandledException`.
+pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+    let raw_path = || {
+        call.params
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     };
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let fs = RealFs::open(call.workspace_root).map_err(|e| {
-            CreateFileResult::fail(
-                CreateFileErrorCode::UnhandledException,
-                call.params
-                    .get("path")
-                    .and_then(Value::as_str)
-                    .unwrap_or(""),
-                format!("The workspace could not be opened: {e}."),
-            )
-        })?;
-        Ok::<_, CreateFileResult>(create_file(&fs, call.params, &options))
-    }));
-    let result = match result {
-        Ok(Ok(r)) | Ok(Err(r)) => r,
-        Err(_) => CreateFileResult::fail(
-            CreateFileErrorCode::UnhandledException,
-            call.params
-                .get("path")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-            "An unexpected error occurred.".into(),
-        ),
-    };
-    ToolOutcome {
+    let done = |result: CreateFileResult| ToolOutcome {
         success: result.success,
         error: (!result.success).then(|| result.message.clone()),
         result: result.to_json(),
-    }
+    };
+    guarded(
+        || {
+            let options = CreateFileOptions {
+                max_bytes: call
+                    .session
+                    .limits
+                    .create_file_max_bytes
+                    .unwrap_or(DEFAULT_MAX_BYTES),
+            };
+            done(match open(call.workspace_root) {
+                Ok(fs) => create_file(&*fs, call.params, &options),
+                Err(e) => CreateFileResult::fail(
+                    CreateFileErrorCode::UnhandledException,
+                    raw_path(),
+                    format!("The workspace could not be opened: {e}."),
+                ),
+            })
+        },
+        || {
+            done(CreateFileResult::fail(
+                CreateFileErrorCode::UnhandledException,
+                raw_path(),
+                "An unexpected error occurred.".into(),
+            ))
+        },
+    )
 }
 
 #[cfg(test)]
@@ -429,7 +436,7 @@ mod tests {
     use super::*;
     use crate::commit::is_temp_name;
     use crate::commit::tests::snapshot;
-    use crate::fs::{FaultFs, FsOp};
+    use crate::fs::{FaultFs, FsOp, RealFs};
     use proptest::prelude::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
 

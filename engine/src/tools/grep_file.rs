@@ -290,10 +290,15 @@ fn one_match(path: &str, lines: &Lines<'_>, i: usize, with_context: bool, c: usi
 
 /// Run one `grep_file` call.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    run_with(call, &crate::tools::open_real)
+}
+
+/// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.
+pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
     outcome(|| {
         let args = parse(call.params)?;
-        let fs = open_workspace(call.workspace_root)?;
-        grep(&fs, call.workspace_root, &args)
+        let fs = open_workspace(open, call.workspace_root)?;
+        grep(&*fs, call.workspace_root, &args)
     })
 }
 

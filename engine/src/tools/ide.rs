@@ -17,14 +17,14 @@
 //! `docs/clarifications-parts/ide.md` (`C-ide-…`).
 
 use std::io;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
 use crate::dispatch::ToolOutcome;
-use crate::fs::RealFs;
+use crate::fs::Fs;
 use crate::path_guard::PathError;
+use crate::tools::{guarded, OpenFs};
 
 /// Directory names that are build output or dependency caches: never entered
 /// by a workspace walk, at any depth (C-ide-walk).
@@ -87,12 +87,18 @@ impl IdeError {
 /// `internal_error` document (the engine never panics on input, but a bug
 /// must not take the executor down).
 pub fn outcome(run: impl FnOnce() -> Result<Map<String, Value>, IdeError>) -> ToolOutcome {
-    let result = catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| {
-        Err(IdeError::new(
-            "internal_error",
-            "an unexpected error occurred (a bug in the engine)",
-        ))
-    });
+    guarded(
+        || document(run()),
+        || {
+            document(Err(IdeError::new(
+                "internal_error",
+                "an unexpected error occurred (a bug in the engine)",
+            )))
+        },
+    )
+}
+
+fn document(result: Result<Map<String, Value>, IdeError>) -> ToolOutcome {
     match result {
         Ok(body) => {
             let mut doc = Map::new();
@@ -248,9 +254,9 @@ pub fn path_error(field: &str, raw: &str, e: &PathError) -> IdeError {
     }
 }
 
-/// Open the workspace root.
-pub fn open_workspace(root: &Path) -> Result<RealFs, IdeError> {
-    RealFs::open(root).map_err(|e| {
+/// Open the workspace root with `open`.
+pub fn open_workspace<'o>(open: &OpenFs<'o>, root: &Path) -> Result<Box<dyn Fs + 'o>, IdeError> {
+    open(root).map_err(|e| {
         IdeError::new(
             "io_error",
             format!("the workspace {} cannot be opened: {e}", root.display()),

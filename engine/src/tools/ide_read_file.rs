@@ -180,10 +180,15 @@ pub fn not_found(path: &str) -> IdeError {
 
 /// Run one `read_file` call.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
+    run_with(call, &crate::tools::open_real)
+}
+
+/// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.
+pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
     outcome(|| {
         let args = parse(call.params)?;
-        let fs = open_workspace(call.workspace_root)?;
-        read(&fs, &args)
+        let fs = open_workspace(open, call.workspace_root)?;
+        read(&*fs, &args)
     })
 }
 

@@ -5,6 +5,19 @@
 //! The IDE-plugin tools of websocket-tool-protocol.md (`read_file`,
 //! `grep_file`, `apply_change`, `call_chain`) share [`ide`]: their params
 //! checks, failure document and workspace walk.
+//!
+//! Every tool's `run_with` goes through [`guarded`], so a panic (a bug: the
+//! engine never panics on input) becomes the tool's own internal-error
+//! result instead of taking the executor down; and every tool opens its
+//! workspace through an [`OpenFs`] (in production [`open_real`]), the seam
+//! through which tests hand it a [`crate::fs::FaultFs`].
+
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use crate::dispatch::ToolOutcome;
+use crate::fs::{Fs, RealFs};
 
 pub mod apply_change;
 pub mod apply_patch;
@@ -15,3 +28,20 @@ pub mod ide;
 pub mod ide_read_file;
 pub mod read_file;
 pub mod write_patch;
+
+/// How a tool opens the workspace at a root: [`open_real`] in production.
+pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;
+
+/// The real workspace: [`RealFs`] on the root.
+pub fn open_real(root: &Path) -> io::Result<Box<dyn Fs>> {
+    Ok(Box::new(RealFs::open(root)?))
+}
+
+/// Run a tool's body; if it panics, return `on_panic()` (the tool's
+/// internal-error result) instead. The one place a tool catches a panic.
+pub fn guarded(
+    body: impl FnOnce() -> ToolOutcome,
+    on_panic: impl FnOnce() -> ToolOutcome,
+) -> ToolOutcome {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| on_panic())
+}

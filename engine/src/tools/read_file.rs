@@ -19,14 +19,14 @@
 
 use std::borrow::Cow;
 use std::io;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Map, Value};
 
 use crate::dispatch::{Session, ToolCall, ToolOutcome};
-use crate::fs::{EntryKind, Fs, RealFs};
+use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
+use crate::tools::{guarded, OpenFs};
 
 /// The error codes of TUL-001 §4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -288,36 +288,46 @@ pub fn read_file(
 
 /// Run one `workspace.read_file` call.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let args = check_args(call.params, call.session)?;
-        let fs = RealFs::open(call.workspace_root).map_err(|e| {
-            ReadFileError::new(
-                ReadFileErrorCode::InternalError,
-                format!("The workspace could not be opened: {e}."),
-            )
-        })?;
-        read_at(&fs, &args)
-    }))
-    .unwrap_or_else(|_| {
-        Err(ReadFileError::new(
-            ReadFileErrorCode::InternalError,
-            "An unexpected error occurred.".into(),
-        ))
-    });
-    ToolOutcome {
+    run_with(call, &crate::tools::open_real)
+}
+
+/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// `INTERNAL_ERROR`.
+pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+    let done = |result: Result<FileContent, ReadFileError>| ToolOutcome {
         success: result.is_ok(),
         error: result
             .as_ref()
             .err()
             .and_then(|e| e.errors.first().cloned()),
         result: to_json(&result),
-    }
+    };
+    guarded(
+        || {
+            done((|| {
+                let args = check_args(call.params, call.session)?;
+                let fs = open(call.workspace_root).map_err(|e| {
+                    ReadFileError::new(
+                        ReadFileErrorCode::InternalError,
+                        format!("The workspace could not be opened: {e}."),
+                    )
+                })?;
+                read_at(&*fs, &args)
+            })())
+        },
+        || {
+            done(Err(ReadFileError::new(
+                ReadFileErrorCode::InternalError,
+                "An unexpected error occurred.".into(),
+            )))
+        },
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::{FaultFs, FsOp};
+    use crate::fs::{FaultFs, FsOp, RealFs};
     use proptest::prelude::*;
     use std::os::unix::fs::symlink;
 

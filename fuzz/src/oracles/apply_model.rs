@@ -104,6 +104,11 @@ struct Planner<'a> {
 impl Planner<'_> {
     fn guard(&mut self, raw: &str, line: usize) -> Result<String, MErr> {
         let p = guard(self.tree, raw)?;
+        // Every section writes: the engine's private folder is refused
+        // (C-path-private).
+        if p.split('/').next() == Some(".patchspec") {
+            return Err(e("command_failed"));
+        }
         if let Some(&first) = self.claimed.get(&p) {
             if first != line {
                 return Err(e("patch_parse_error"));
@@ -280,18 +285,26 @@ fn run(
     if expected.values().any(|v| !v.is_empty() && !is_hex(v)) {
         return fail(e("command_failed"));
     }
+    // Keys are normalised; a key the guard refuses is ignored; two keys for
+    // one path must hold the same digest (hex case aside), before parsing.
+    let mut norm: HashMap<String, String> = HashMap::new();
+    for (raw, sha) in expected {
+        if let Ok(p) = guard(tree, raw) {
+            match norm.get(&p) {
+                Some(first) if !first.eq_ignore_ascii_case(sha) => {
+                    return fail(e("command_failed"))
+                }
+                Some(_) => {}
+                None => {
+                    norm.insert(p, sha.clone());
+                }
+            }
+        }
+    }
     let parsed: MPatch = match em::parse(patch) {
         Ok(p) => p,
         Err(_) => return fail(e("patch_parse_error")),
     };
-    // Keys are normalised; a key the guard refuses is ignored; on a clash
-    // the later key (in sorted order) wins.
-    let mut norm = HashMap::new();
-    for (raw, sha) in expected {
-        if let Ok(p) = guard(tree, raw) {
-            norm.insert(p, sha.clone());
-        }
-    }
     let mut work = tree.clone();
     let mut claimed = HashMap::new();
     let mut changed = Vec::new();

@@ -356,6 +356,10 @@ pub fn locate(tree: &BTreeMap<String, Node>, doc: &str) -> Result<String, &'stat
             None => break,
         }
     }
+    // The engine's private folder is never written (C-path-private).
+    if parts[0] == ".patchspec" {
+        return Err("private_path");
+    }
     let exact = parts.join("/");
     match tree.get(&exact) {
         Some(Node::File(..)) => return Ok(exact),

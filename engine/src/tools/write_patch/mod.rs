@@ -29,7 +29,7 @@ mod workspace;
 
 pub use apply::{apply_changes, ApplyError};
 pub use batch::{FilePatch, LineChange, LineOp, ValidatedBatch};
-pub use tool::{render_result, render_validation_errors, run};
+pub use tool::{render_result, render_validation_errors, run, run_with};
 pub use validate::{validate, ValidationCode, ValidationError};
 pub use workspace::{
     apply_batch, BatchReport, CommitFailure, FileFailure, FileOutcome, FileStatus,

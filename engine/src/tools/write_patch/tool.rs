@@ -15,8 +15,6 @@
 //! `result` is null exactly when validation failed; `errors` is empty
 //! exactly when `success` is true.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use serde_json::{json, Map, Value};
 
 use super::apply::ApplyError;
@@ -24,25 +22,35 @@ use super::batch::ValidatedBatch;
 use super::validate::{validate, ValidationError};
 use super::workspace::{apply_batch, BatchReport, FileFailure, FileStatus};
 use crate::dispatch::{ToolCall, ToolOutcome};
-use crate::fs::RealFs;
+use crate::tools::{guarded, OpenFs};
 
 /// Run one `workspace_write_patch` call: validate, then apply atomically.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    let doc = catch_unwind(AssertUnwindSafe(|| execute(call))).unwrap_or_else(|_| {
-        error_doc(
-            Value::Null,
-            vec![json!({"code": "internal_error", "message": "internal error: the engine failed unexpectedly; nothing was written"})],
-        )
-    });
-    outcome(doc)
+    run_with(call, &crate::tools::open_real)
 }
 
-fn execute(call: &ToolCall<'_>) -> Value {
+/// [`run`], opening the workspace with `open`. A panic (a bug) is an
+/// `internal_error` in `errors`, with `result` null.
+pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+    guarded(
+        || outcome(execute(call, open)),
+        || {
+            outcome(error_doc(
+                Value::Null,
+                vec![
+                    json!({"code": "internal_error", "message": "internal error: the engine failed unexpectedly (a bug)"}),
+                ],
+            ))
+        },
+    )
+}
+
+fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> Value {
     let batch = match validate(call.params) {
         Ok(batch) => batch,
         Err(errors) => return render_validation_errors(&errors),
     };
-    let fs = match RealFs::open(call.workspace_root) {
+    let fs = match open(call.workspace_root) {
         Ok(fs) => fs,
         Err(e) => {
             let files = batch
@@ -67,7 +75,7 @@ fn execute(call: &ToolCall<'_>) -> Value {
             );
         }
     };
-    let report = apply_batch(&fs, &batch);
+    let report = apply_batch(&*fs, &batch);
     render_result(&batch, &report)
 }
 

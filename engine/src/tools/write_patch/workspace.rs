@@ -202,6 +202,10 @@ fn path_failure(e: PathError) -> FileFailure {
             code: "path_too_many_links",
             message,
         },
+        PathError::Private(_) => FileFailure::Path {
+            code: "private_path",
+            message,
+        },
         PathError::NotADirectory { .. } => FileFailure::NotFound { message },
         PathError::Io { .. } => FileFailure::Io { message },
     }
@@ -258,7 +262,7 @@ fn walk_ci(
 /// The workspace file a docPath names: the exact path when it is a file,
 /// else the one file matching it case-insensitively (C-wp-doc-path).
 pub(crate) fn locate(fs: &dyn Fs, doc_path: &str) -> Result<String, FileFailure> {
-    let guarded = resolve(fs, doc_path, GuardOptions::default()).map_err(path_failure)?;
+    let guarded = resolve(fs, doc_path, GuardOptions::for_writing()).map_err(path_failure)?;
     match fs
         .kind(&guarded.target)
         .map_err(|e| io_failure(doc_path, &e))?
@@ -282,7 +286,7 @@ pub(crate) fn locate(fs: &dyn Fs, doc_path: &str) -> Result<String, FileFailure>
     let mut targets: Vec<(String, String)> = Vec::new();
     let mut escape = None;
     for cand in candidates {
-        match resolve(fs, &cand, GuardOptions::default()) {
+        match resolve(fs, &cand, GuardOptions::for_writing()) {
             Ok(g) => {
                 if fs.kind(&g.target).map_err(|e| io_failure(&cand, &e))? == Some(EntryKind::File)
                     && !targets.iter().any(|(_, t)| *t == g.target)
@@ -290,7 +294,7 @@ pub(crate) fn locate(fs: &dyn Fs, doc_path: &str) -> Result<String, FileFailure>
                     targets.push((cand, g.target));
                 }
             }
-            Err(e) if e.is_escape() => escape = Some(e),
+            Err(e) if e.is_escape() || matches!(e, PathError::Private(_)) => escape = Some(e),
             Err(_) => {}
         }
     }

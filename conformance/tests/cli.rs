@@ -1,0 +1,492 @@
+//! `patchspec apply` and `patchspec call` through the real binary: arguments,
+//! input from a file or standard input, human and JSON output, exit codes
+//! (0 applied, 1 refused, 2 usage), and a reader that closes the pipe early.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use patchspec_engine::hash::sha256_hex;
+use serde_json::Value;
+
+const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
+
+/// A workspace with `files`.
+fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, content) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(p, content).expect("write");
+    }
+    dir
+}
+
+fn read(dir: &Path, path: &str) -> Option<String> {
+    std::fs::read_to_string(dir.join(path)).ok()
+}
+
+/// Run the binary with `args`, `stdin` as standard input, in `cwd`.
+fn run(args: &[&str], stdin: &str, cwd: Option<&Path>) -> Output {
+    let mut cmd = Command::new(PATCHSPEC);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd.spawn().expect("spawn patchspec");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited, not killed")
+}
+
+fn envelope(body: &str) -> String {
+    format!("*** Begin Patch\n{body}*** End Patch\n")
+}
+
+/// Every kind of section at once, from a file outside the workspace.
+#[test]
+fn apply_from_a_file_changes_the_files_and_lists_them() {
+    let ws = workspace(&[("a.txt", "a\n"), ("gone.txt", "x\n"), ("old.txt", "o\n")]);
+    let patch_dir = tempfile::tempdir().unwrap();
+    let patch = patch_dir.path().join("p.patch");
+    std::fs::write(
+        &patch,
+        envelope(
+            "*** Update File: a.txt\n@@\n-a\n+A\n*** Add File: new.txt\n+n\n\
+             *** Delete File: gone.txt\n*** Move File: old.txt -> moved.txt\n",
+        ),
+    )
+    .unwrap();
+    let root = ws.path().to_str().unwrap();
+    let out = run(
+        &["apply", patch.to_str().unwrap(), "--root", root],
+        "",
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "changed:\n  update a.txt\n  add    new.txt\n  delete gone.txt\n  move   old.txt -> moved.txt\n"
+    );
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("A\n"));
+    assert_eq!(read(ws.path(), "new.txt").as_deref(), Some("n\n"));
+    assert_eq!(read(ws.path(), "gone.txt"), None);
+    assert_eq!(read(ws.path(), "old.txt"), None);
+    assert_eq!(read(ws.path(), "moved.txt").as_deref(), Some("o\n"));
+}
+
+#[test]
+fn apply_reads_standard_input_for_a_dash_and_by_default() {
+    for args in [&["apply", "-"][..], &["apply"][..]] {
+        let ws = workspace(&[("a.txt", "a\n")]);
+        let mut args = args.to_vec();
+        args.extend(["--root", ws.path().to_str().unwrap()]);
+        let out = run(
+            &args,
+            &envelope("*** Update File: a.txt\n@@\n-a\n+b\n"),
+            None,
+        );
+        assert_eq!(code(&out), 0, "{args:?}: {}", text(&out.stderr));
+        assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("b\n"));
+    }
+}
+
+#[test]
+fn apply_works_in_the_current_directory_without_root() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let out = run(
+        &["apply"],
+        &envelope("*** Update File: a.txt\n@@\n-a\n+b\n"),
+        Some(ws.path()),
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("b\n"));
+}
+
+#[test]
+fn a_refused_patch_exits_1_and_names_where_and_why() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let root = ws.path().to_str().unwrap();
+    let out = run(
+        &["apply", "--root", root],
+        &envelope("*** Update File: a.txt\n@@\n-zzz\n+b\n"),
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    assert_eq!(text(&out.stdout), "");
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(
+            "error[patch_apply_error]: a.txt: hunk 0 (envelope line 3): context not found"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("cause: "), "the diagnosis is shown: {err}");
+    assert!(err.ends_with("note: nothing was written\n"), "{err}");
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("a\n"));
+
+    // A parse error names its envelope line.
+    let out = run(
+        &["apply", "--root", root],
+        "*** Begin Patch\n*** Frobnicate File: a.txt\n*** End Patch\n",
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("error[patch_parse_error]: line 2: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let root = ws.path().to_str().unwrap();
+    let patch = envelope("*** Update File: a.txt\n@@\n-a\n+b\n");
+    let missing = ws.path().join("no-such-dir");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["apply", "--root", root, "--frobnicate"],
+            "--frobnicate",
+        ),
+        (
+            vec!["apply", "--root", root, "--expect-sha", "a.txt"],
+            "--expect-sha takes PATH=HEX",
+        ),
+        (
+            vec!["apply", "--root", missing.to_str().unwrap()],
+            "cannot open the workspace",
+        ),
+        (
+            vec!["apply", "/no/such/patch/file", "--root", root],
+            "cannot read",
+        ),
+        (vec!["call"], "TOOL"),
+        (
+            vec!["call", "workspace.read_file", "{not json", "--root", root],
+            "params are not JSON",
+        ),
+        (
+            vec![
+                "call",
+                "workspace.read_file",
+                "{}",
+                "--active-files",
+                "/no/such/file.json",
+            ],
+            "--active-files",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = run(&args, &patch, None);
+        assert_eq!(code(&out), 2, "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("a\n"));
+}
+
+#[test]
+fn a_dry_run_checks_everything_and_writes_nothing() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let root = ws.path().to_str().unwrap();
+    let patch = envelope("*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: n.txt\n+n\n");
+    let out = run(&["apply", "--dry-run", "--root", root], &patch, None);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "would change:\n  update a.txt\n  add    n.txt\n"
+    );
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("a\n"));
+    assert_eq!(read(ws.path(), "n.txt"), None);
+    // A dry run still refuses what would be refused, without "nothing was written".
+    let out = run(
+        &["apply", "--dry-run", "--root", root],
+        &envelope("*** Update File: a.txt\n@@\n-zzz\n+b\n"),
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    assert!(!text(&out.stderr).contains("nothing was written"));
+}
+
+#[test]
+fn json_prints_the_result_document_on_success_and_failure() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let root = ws.path().to_str().unwrap();
+    let out = run(
+        &["apply", "--json", "--root", root],
+        &envelope("*** Update File: a.txt\n@@\n-a\n+b\n"),
+        None,
+    );
+    assert_eq!(code(&out), 0);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(
+        doc,
+        serde_json::json!({"success": true, "data": {"changedFiles": [{"path": "a.txt", "operation": "update"}], "atomic": true}})
+    );
+    let out = run(
+        &["apply", "--json", "--no-atomic", "--root", root],
+        &envelope("*** Update File: a.txt\n@@\n-zzz\n+b\n"),
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        text(&out.stderr),
+        "",
+        "--json keeps the error in the document"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(doc["success"], false);
+    assert_eq!(doc["error"]["kind"], "patch_apply_error");
+    assert_eq!(doc["error"]["details"]["hunkIndex"], 0);
+    assert_eq!(doc["data"]["atomic"], false);
+}
+
+#[test]
+fn no_atomic_keeps_the_sections_before_the_failure_and_says_so() {
+    let ws = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let root = ws.path().to_str().unwrap();
+    let patch =
+        envelope("*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-zzz\n+B\n");
+    let out = run(&["apply", "--no-atomic", "--root", root], &patch, None);
+    assert_eq!(code(&out), 1);
+    assert_eq!(text(&out.stdout), "changed:\n  update a.txt\n");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("error[patch_apply_error]: b.txt: hunk 0"),
+        "{err}"
+    );
+    assert!(err.contains("note: not atomic"), "{err}");
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("A\n"));
+    assert_eq!(read(ws.path(), "b.txt").as_deref(), Some("b\n"));
+    // The same patch, atomic: nothing.
+    std::fs::write(ws.path().join("a.txt"), "a\n").unwrap();
+    let out = run(&["apply", "--root", root], &patch, None);
+    assert_eq!(code(&out), 1);
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("a\n"));
+}
+
+#[test]
+fn expect_sha_checks_the_file_and_splits_at_the_last_equals_sign() {
+    let ws = workspace(&[("a=b.txt", "x\n"), ("c.txt", "c\n")]);
+    let root = ws.path().to_str().unwrap();
+    let right = format!("a=b.txt={}", sha256_hex(b"x\n"));
+    let wrong = format!("a=b.txt={}", sha256_hex(b"other\n"));
+    let patch = envelope("*** Update File: a=b.txt\n@@\n-x\n+y\n");
+
+    let out = run(
+        &["apply", "--root", root, "--expect-sha", &wrong],
+        &patch,
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    assert!(
+        text(&out.stderr).starts_with("error[stale_file]: a=b.txt: "),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(read(ws.path(), "a=b.txt").as_deref(), Some("x\n"));
+
+    let out = run(
+        &["apply", "--root", root, "--expect-sha", &right],
+        &patch,
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(read(ws.path(), "a=b.txt").as_deref(), Some("y\n"));
+
+    // `PATH=` asserts absence; repeatable.
+    let c = format!("c.txt={}", sha256_hex(b"c\n"));
+    let patch = envelope("*** Add File: n.txt\n+n\n*** Update File: c.txt\n@@\n-c\n+C\n");
+    let out = run(
+        &[
+            "apply",
+            "--root",
+            root,
+            "--expect-sha",
+            "n.txt=",
+            "--expect-sha",
+            &c,
+        ],
+        &patch,
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(read(ws.path(), "n.txt").as_deref(), Some("n\n"));
+    assert_eq!(read(ws.path(), "c.txt").as_deref(), Some("C\n"));
+}
+
+#[test]
+fn call_runs_one_tool_with_params_inline_from_a_file_or_stdin() {
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let root = ws.path().to_str().unwrap();
+    let params = r#"{"path": "a.txt"}"#;
+    let params_file = ws.path().join("params.json");
+    std::fs::write(&params_file, params).unwrap();
+    let at_file = format!("@{}", params_file.display());
+    for (args, stdin) in [
+        (
+            vec!["call", "workspace.read_file", params, "--root", root],
+            "",
+        ),
+        (
+            vec!["call", "workspace.read_file", &at_file, "--root", root],
+            "",
+        ),
+        (
+            vec!["call", "workspace.read_file", "-", "--root", root],
+            params,
+        ),
+        (vec!["call", "workspace.read_file", "--root", root], params),
+    ] {
+        let out = run(&args, stdin, None);
+        assert_eq!(code(&out), 0, "{args:?}: {}", text(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(doc["success"], true, "{args:?}");
+        assert_eq!(doc["file"]["content"], "hello\n", "{args:?}");
+    }
+    // Without --root: the current directory.
+    let out = run(
+        &["call", "workspace.read_file", params],
+        "",
+        Some(ws.path()),
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+}
+
+#[test]
+fn call_exits_1_when_the_tool_fails_and_reads_active_files() {
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let root = ws.path().to_str().unwrap();
+    let out = run(
+        &[
+            "call",
+            "workspace.read_file",
+            r#"{"path": "missing.txt"}"#,
+            "--root",
+            root,
+        ],
+        "",
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["errorCode"], "NOT_FOUND");
+
+    let active = ws.path().join("active.json");
+    std::fs::write(&active, r#"{"a.txt": "hello\n"}"#).unwrap();
+    let out = run(
+        &[
+            "call",
+            "workspace.read_file",
+            r#"{"path": "a.txt"}"#,
+            "--root",
+            root,
+            "--active-files",
+            active.to_str().unwrap(),
+        ],
+        "",
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["errorCode"], "ALREADY_IN_CONTEXT");
+
+    let out = run(&["call", "no_such_tool", "{}", "--root", root], "", None);
+    assert_eq!(code(&out), 1);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["error"]["kind"], "unknown_tool");
+}
+
+/// Read the first line of a command's output, then close the pipe while the
+/// command still has more than a pipe buffer to write: it must end quietly
+/// with its own exit code, not panic on EPIPE.
+fn first_line_then_hang_up(mut cmd: Command) -> (String, Output) {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    reader.read_line(&mut first).expect("a first line");
+    drop(reader);
+    let mut stderr = Vec::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_end(&mut stderr)
+        .expect("stderr");
+    let status = child.wait().expect("wait");
+    (
+        first,
+        Output {
+            status,
+            stdout: Vec::new(),
+            stderr,
+        },
+    )
+}
+
+#[test]
+fn a_reader_that_goes_away_is_not_an_error() {
+    // `call`: a result document far larger than a pipe buffer.
+    let big = "0123456789abcdef\n".repeat(30_000);
+    let ws = workspace(&[("big.txt", &big)]);
+    let mut cmd = Command::new(PATCHSPEC);
+    cmd.args([
+        "call",
+        "workspace.read_file",
+        r#"{"path": "big.txt"}"#,
+        "--root",
+    ])
+    .arg(ws.path());
+    let (first, out) = first_line_then_hang_up(cmd);
+    assert_eq!(first, "{\n");
+    assert_eq!(text(&out.stderr), "", "no panic, no message");
+    assert_eq!(code(&out), 0);
+
+    // `apply`: thousands of changed files listed.
+    let ws = workspace(&[]);
+    let mut body = String::new();
+    for i in 0..6000 {
+        body.push_str(&format!("*** Add File: file-number-{i:05}.txt\n+x\n"));
+    }
+    let patch = ws.path().join("..").join(format!(
+        "{}.patch",
+        ws.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&patch, envelope(&body)).unwrap();
+    let mut cmd = Command::new(PATCHSPEC);
+    cmd.arg("apply").arg(&patch).arg("--root").arg(ws.path());
+    let (first, out) = first_line_then_hang_up(cmd);
+    std::fs::remove_file(&patch).unwrap();
+    assert_eq!(first, "changed:\n");
+    assert_eq!(text(&out.stderr), "", "no panic, no message");
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        read(ws.path(), "file-number-05999.txt").as_deref(),
+        Some("x\n")
+    );
+}
