@@ -49,6 +49,8 @@ pub enum HunkFailure {
     MultipleMatches {
         /// Start lines of the first matches found, ascending.
         lines: Vec<usize>,
+        /// How many matches there are in all (for the diagnosis's `matchCount`).
+        total: usize,
     },
     /// The one match overlaps what an earlier hunk of the section changed.
     Overlapping {
@@ -512,7 +514,7 @@ impl<'f, 'p> PostState<'f, 'p> {
                 let mut lines: Vec<usize> =
                     matches.iter().map(|(p, _)| self.report_line(*p)).collect();
                 lines.sort_unstable();
-                Err(HunkFailure::MultipleMatches { lines })
+                Err(HunkFailure::MultipleMatches { lines, total })
             }
         }
     }
@@ -529,7 +531,10 @@ impl<'f, 'p> PostState<'f, 'p> {
         let empty = self.first_from(0).0.is_none();
         if !at_end && !empty {
             // Every line boundary is a match; report the first two.
-            return Err(HunkFailure::MultipleMatches { lines: vec![1, 2] });
+            return Err(HunkFailure::MultipleMatches {
+                lines: vec![1, 2],
+                total: self.lines.len() + 1,
+            });
         }
         let n = self.lines.len();
         let added = hunk
@@ -817,7 +822,13 @@ mod tests {
         check(
             "x\ny\nx\n",
             "@@\n-x\n+z",
-            fail(0, HunkFailure::MultipleMatches { lines: vec![1, 3] }),
+            fail(
+                0,
+                HunkFailure::MultipleMatches {
+                    lines: vec![1, 3],
+                    total: 2,
+                },
+            ),
         );
     }
 
@@ -827,7 +838,13 @@ mod tests {
         check(
             "x\n1\nx\n2\n",
             "@@\n-x\n+w",
-            fail(0, HunkFailure::MultipleMatches { lines: vec![1, 3] }),
+            fail(
+                0,
+                HunkFailure::MultipleMatches {
+                    lines: vec![1, 3],
+                    total: 2,
+                },
+            ),
         );
         check(
             "x\n1\nx\n2\n",
@@ -842,7 +859,13 @@ mod tests {
         check(
             "a\nfoo\nb\n",
             "@@\n a\n+foo\n@@\n-foo\n+bar",
-            fail(1, HunkFailure::MultipleMatches { lines: vec![1, 2] }),
+            fail(
+                1,
+                HunkFailure::MultipleMatches {
+                    lines: vec![1, 2],
+                    total: 2,
+                },
+            ),
         );
         // With `b` after it, the original `foo` is the only match.
         check(
@@ -963,7 +986,13 @@ mod tests {
         check(
             "x\n",
             "@@\n+a",
-            fail(0, HunkFailure::MultipleMatches { lines: vec![1, 2] }),
+            fail(
+                0,
+                HunkFailure::MultipleMatches {
+                    lines: vec![1, 2],
+                    total: 2,
+                },
+            ),
         );
         check("x", "@@$\n+a", Ok("x\na"));
     }
