@@ -19,9 +19,13 @@
 //! from those postings (a key seen more than [`COMMON_KEY`] times votes only
 //! when no rarer key exists), the best [`MAX_CANDIDATES`] are compared line
 //! by line over at most [`MAX_EXPECTED_LINES`] lines each, and every list in
-//! the result is capped. So the work is O(file + min(edit, cap) ·
-//! candidates), never file × edit, and memory beyond the file's line index
-//! is O(edit).
+//! the result is capped. When no rare substantive line is found even
+//! loosely (a typo with nothing else to anchor on), a second pass compares
+//! each file line with the edit's lines by shared 4-grams, and the
+//! [`GRAM_PAIRS`] most similar pairs vote too; edit distances between
+//! misquoted lines are paid from a fixed budget. So the work is O(file +
+//! min(edit, cap) · candidates), never file × edit, and memory beyond the
+//! file's line index is O(edit).
 //!
 //! Left out on purpose: guessing the intended edit (the diagnosis names the
 //! difference; the caller re-sends), look-alikes between scripts (Cyrillic
@@ -1312,186 +1316,148 @@ fn candidates(index: &Index, expected: &[&[u8]]) -> Candidates {
 }
 
 // ---------------------------------------------------------------------------
-// The fallback: identifier tokens, for content mistakes
+// The fallback: shared character 4-grams, for content mistakes
 
-/// At most this many postings are kept per token; a token seen more often
-/// votes only when the edit has no rarer one.
-const TOKEN_POSTINGS: usize = 64;
-/// At most this many distinct tokens of an edit are looked for.
-const MAX_TOKENS: usize = 4_096;
-/// How many token-voted candidates are compared.
-const TOKEN_CANDIDATES: usize = 16;
+/// At most this many expected lines are looked for by their 4-grams.
+const GRAM_LINES: usize = 256;
+/// At most this many distinct 4-grams of an edit are looked for.
+const MAX_GRAMS: usize = 8_192;
+/// How many (file line, expected line) pairs, the most similar, vote.
+pub const GRAM_PAIRS: usize = 64;
+/// How many gram-voted candidates are compared.
+const GRAM_CANDIDATES: usize = 16;
 
-/// Identifier-like bytes, ASCII letters lower-cased (0: not part of a token).
-const TOKEN_BYTE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = if c.is_ascii_uppercase() {
-            c.to_ascii_lowercase()
-        } else if c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c >= 0x80 {
-            c
-        } else {
-            0
-        };
-        b += 1;
-    }
-    t
-};
+/// The 4-grams of a loose form, each packed in a `u32`.
+fn grams(loose: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    loose
+        .windows(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+}
 
-/// Call `f` with the hash of every token of a line: a run of at least 3
-/// letters, digits, `_` or non-ASCII bytes, ASCII case ignored; and, for a
-/// compound token, of each part of at least 3 bytes (split at `_` and
-/// before an upper-case letter that follows a lower-case one), so a typo in
-/// `finally_clause` still leaves `clause` to be found by.
-fn for_each_token(line: &[u8], mut f: impl FnMut(u64)) {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let finish = |h: u64| {
-        let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^ (h >> 33)
-    };
-    let step = |h: u64, t: u8| (h.rotate_left(5) ^ u64::from(t)).wrapping_mul(K);
-    // The whole token, and the current part.
-    let (mut h, mut len) = (0u64, 0usize);
-    let (mut part, mut part_len, mut split, mut lower) = (0u64, 0usize, false, false);
-    for &b in line.iter().chain(std::iter::once(&b' ')) {
-        let t = TOKEN_BYTE[b as usize];
-        if t != 0 {
-            if b == b'_' || (b.is_ascii_uppercase() && lower) {
-                if part_len >= 3 {
-                    f(finish(part));
-                }
-                split = true;
-                part = 0;
-                part_len = 0;
-            }
-            if b != b'_' {
-                part = step(part, t);
-                part_len += 1;
-            }
-            h = step(h, t);
-            len += 1;
-            lower = b.is_ascii_lowercase();
-            continue;
-        }
-        if len >= 3 {
-            f(finish(h));
-        }
-        if split && part_len >= 3 {
-            f(finish(part));
-        }
-        (h, len, part, part_len, split, lower) = (0, 0, 0, 0, false, false);
-    }
+fn gram_bit(g: u32) -> usize {
+    (g.wrapping_mul(0x9e37_79b1) >> 16) as usize
 }
 
 /// Candidate starts for an edit none of whose informative lines is in the
 /// file even loosely (a typo, a renamed identifier): one pass over the
-/// file indexes the edit's tokens (at most [`TOKEN_POSTINGS`] postings
-/// each), and each expected line votes, through its rare tokens, for the
-/// starts that would align it with a file line sharing them (weighted by
-/// rarity). The walk then decides by similarity.
-fn token_candidates(view: &View<'_>, expected: &[&[u8]]) -> Candidates {
-    const BITS: u32 = 16;
-    let bit_of = |h: u64| (h >> (64 - BITS)) as usize;
-    let mut slot: FastMap<u64, usize> = FastMap::default();
-    let mut filter = vec![0u64; 1 << (BITS - 6)];
-    let mut line_slots: Vec<Vec<usize>> = Vec::with_capacity(expected.len());
-    for line in expected {
-        let mut mine = Vec::new();
-        for_each_token(line, |h| {
-            let n = slot.len();
-            let s = match slot.get(&h) {
-                Some(&s) => s,
-                None if n < MAX_TOKENS => {
-                    slot.insert(h, n);
-                    let b = bit_of(h);
-                    filter[b >> 6] |= 1 << (b & 63);
-                    n
-                }
-                None => return,
-            };
-            if !mine.contains(&s) {
-                mine.push(s);
-            }
-        });
-        line_slots.push(mine);
-    }
+/// file counts, for each line, the 4-grams of its loose form it shares with
+/// each substantive expected line (the first [`GRAM_LINES`]); the
+/// [`GRAM_PAIRS`] most similar pairs (Dice coefficient, at least one half)
+/// vote for the start that would align them. The walk then decides.
+fn gram_candidates(view: &View<'_>, expected: &[&[u8]]) -> Candidates {
     let none = Candidates {
         ranked: Vec::new(),
         first_voter: None,
     };
-    if slot.is_empty() {
+    // gram -> slot; slot -> expected lines holding it.
+    let mut slot: FastMap<u32, usize> = FastMap::default();
+    let mut holders: Vec<Vec<u32>> = Vec::new();
+    let mut filter = vec![0u64; 1 << 10];
+    let mut sizes: Vec<(usize, usize)> = Vec::new(); // (expected line, its gram count)
+    let mut buf = Vec::new();
+    for (j, line) in expected.iter().enumerate() {
+        if sizes.len() >= GRAM_LINES || slot.len() >= MAX_GRAMS {
+            break;
+        }
+        if !substantive(line) {
+            continue;
+        }
+        compact_into(line, &mut buf);
+        let k = sizes.len() as u32;
+        let mut n = 0;
+        for g in grams(&buf) {
+            n += 1;
+            let s = match slot.get(&g) {
+                Some(&s) => s,
+                None if slot.len() < MAX_GRAMS => {
+                    let s = holders.len();
+                    slot.insert(g, s);
+                    holders.push(Vec::new());
+                    let b = gram_bit(g);
+                    filter[b >> 6] |= 1 << (b & 63);
+                    s
+                }
+                None => continue,
+            };
+            if holders[s].last() != Some(&k) {
+                holders[s].push(k);
+            }
+        }
+        sizes.push((j, n));
+    }
+    if sizes.is_empty() {
         return none;
     }
-    let mut counts = vec![0usize; slot.len()];
-    let mut lists: Vec<Vec<usize>> = vec![Vec::new(); slot.len()];
-    let mut last = vec![usize::MAX; slot.len()];
+    // Per file line: shared grams with each expected line (index into sizes).
+    let mut shared = vec![0u32; sizes.len()];
+    let mut touched: Vec<u32> = Vec::new();
+    // The best pairs: (similarity in permille, view line, expected line).
+    let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize, usize)>> =
+        std::collections::BinaryHeap::new();
     let mut prev: Option<&[u8]> = None;
-    let mut prev_slots: Vec<usize> = Vec::new();
+    let mut prev_hits: Vec<(u32, usize)> = Vec::new();
+    let mut seen = FastMap::<u32, ()>::default();
     view.for_each(|i, line| {
-        // A run of equal lines (a file of identical lines) is tokenised once.
         if prev != Some(line) {
             prev = Some(line);
-            prev_slots.clear();
-            for_each_token(line, |h| {
-                let b = bit_of(h);
+            prev_hits.clear();
+            compact_into(line, &mut buf);
+            if buf.len() < 4 {
+                return;
+            }
+            if !seen.is_empty() {
+                seen.clear();
+            }
+            for g in grams(&buf) {
+                let b = gram_bit(g);
                 if filter[b >> 6] & (1 << (b & 63)) == 0 {
-                    return;
+                    continue;
                 }
-                if let Some(&s) = slot.get(&h) {
-                    if !prev_slots.contains(&s) {
-                        prev_slots.push(s);
+                let Some(&s) = slot.get(&g) else { continue };
+                // Each distinct gram of the line counts once.
+                if seen.insert(g, ()).is_some() {
+                    continue;
+                }
+                for &k in &holders[s] {
+                    if shared[k as usize] == 0 {
+                        touched.push(k);
                     }
+                    shared[k as usize] += 1;
                 }
-            });
+            }
+            let own = buf.len() - 3;
+            for k in touched.drain(..) {
+                let c = shared[k as usize] as usize;
+                shared[k as usize] = 0;
+                let dice = (2000 * c / (own + sizes[k as usize].1).max(1)) as u32;
+                if dice >= 500 {
+                    prev_hits.push((dice, k as usize));
+                }
+            }
         }
-        for &s in &prev_slots {
-            if last[s] != i {
-                last[s] = i;
-                counts[s] += 1;
-                if lists[s].len() < TOKEN_POSTINGS {
-                    lists[s].push(i);
-                }
+        for &(dice, k) in &prev_hits {
+            let j = sizes[k].0;
+            if i < j {
+                continue;
+            }
+            if best.len() < GRAM_PAIRS {
+                best.push(std::cmp::Reverse((dice, usize::MAX - i, j)));
+            } else if best.peek().is_some_and(|m| m.0 .0 < dice) {
+                best.pop();
+                best.push(std::cmp::Reverse((dice, usize::MAX - i, j)));
             }
         }
     });
-    let rare = |s: usize| counts[s] > 0 && counts[s] <= TOKEN_POSTINGS;
-    let any_rare = line_slots.iter().flatten().any(|&s| rare(s));
     let mut votes: FastMap<usize, usize> = FastMap::default();
-    let mut first_voter = None;
-    let mut vote = |j: usize, s: usize, votes: &mut FastMap<usize, usize>| {
-        let weight = (1 << 20) / counts[s].max(1);
-        for &p in &lists[s] {
-            if p >= j {
-                *votes.entry(p - j).or_default() += weight;
-            }
-        }
-        first_voter.get_or_insert(j);
-    };
-    if any_rare {
-        for (j, slots) in line_slots.iter().enumerate() {
-            for &s in slots {
-                if rare(s) {
-                    vote(j, s, &mut votes);
-                }
-            }
-        }
-    } else {
-        // Only common tokens: the least common one votes with its first postings.
-        let best = line_slots
-            .iter()
-            .enumerate()
-            .flat_map(|(j, slots)| slots.iter().map(move |&s| (j, s)))
-            .filter(|&(_, s)| counts[s] > 0)
-            .min_by_key(|&(j, s)| (counts[s], j));
-        if let Some((j, s)) = best {
-            vote(j, s, &mut votes);
-        }
+    let mut first_voter: Option<usize> = None;
+    for std::cmp::Reverse((dice, inv, j)) in best {
+        let i = usize::MAX - inv;
+        *votes.entry(i - j).or_default() += dice as usize;
+        first_voter = Some(first_voter.map_or(j, |f| f.min(j)));
     }
     let mut ranked: Vec<(usize, usize)> = votes.into_iter().collect();
     ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked.truncate(TOKEN_CANDIDATES);
+    ranked.truncate(GRAM_CANDIDATES);
     Candidates {
         ranked,
         first_voter,
@@ -2063,10 +2029,11 @@ fn locate(view: &View<'_>, index: &Index, expected: &[&[u8]]) -> Option<Located>
         }
     };
     walk_all(&mut walker, candidates(index, expected), &mut walks);
-    // Nothing informative found, even loosely: a content mistake has
-    // nothing to anchor on; look for the edit's identifiers instead.
-    if !walks.iter().any(|(w, _, _)| w.strong()) {
-        walk_all(&mut walker, token_candidates(view, expected), &mut walks);
+    // No rare substantive line found, even loosely: a content mistake has
+    // nothing to anchor on (a close line alone may be a look-alike line
+    // elsewhere); look for lines sharing the edit's 4-grams too.
+    if !walks.iter().any(|(w, _, _)| w.informative > 0) {
+        walk_all(&mut walker, gram_candidates(view, expected), &mut walks);
     }
     // Best first: alignment score, then similarity (among near-duplicate
     // regions the closer wins), votes, and the earlier start.
@@ -2916,7 +2883,23 @@ mod tests {
     }
 
     #[test]
-    fn a_one_line_typo_is_located_by_its_identifiers() {
+    fn a_typo_among_common_words_is_located_by_its_grams() {
+        // Every word of the line is common in the file; the misspelt one
+        // is absent. Only the 4-grams of the whole line tell.
+        let mut lines: Vec<String> = (0..300)
+            .map(|i| format!("        optional($.rule_{i}),"))
+            .collect();
+        lines[149] = "        optional($.guard),".into();
+        let file = lines.join("\n") + "\n";
+        let d = diagnose(
+            &file,
+            "-        optional($.guarrd),\n+        optional($.guard2),\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(150)));
+    }
+
+    #[test]
+    fn a_one_or_two_line_typo_is_located() {
         let file = source(1500, &[(1201, "    print(\"Hello, \" + name)")]);
         let d = diagnose(&file, "-    print(\"Hello, \" + nme)\n+    print(name)\n");
         assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(1201)));
@@ -3024,28 +3007,6 @@ mod tests {
         assert_eq!(c("a - b", "a \u{2014} b"), vec![Cause::UnicodeLookalike]);
         assert_eq!(c("x--", "x-"), vec![Cause::ContentDiffers]);
         assert_eq!(loose_key("a \u{2014} b".as_bytes()), loose_key(b"a--b"));
-    }
-
-    #[test]
-    fn tokens_and_their_parts_are_found() {
-        let all = |l: &str| {
-            let mut v = Vec::new();
-            for_each_token(l.as_bytes(), |h| v.push(h));
-            v
-        };
-        let one = |l: &str| all(l)[0];
-        // Parts as they end, then the whole token, then its last part.
-        let t = all("optional($.finally_clause), x");
-        assert_eq!(t.len(), 4);
-        assert_eq!(
-            (t[0], t[1], t[3]),
-            (one("optional"), one("finally"), one("clause"))
-        );
-        assert_eq!(t[2], all("finally_clause")[1]);
-        let t = all("fooBar");
-        assert_eq!((t[0], t[2]), (one("foo"), one("bar")));
-        assert_eq!(one("FOO"), one("foo"));
-        assert!(all("a b cd").is_empty());
     }
 
     #[test]

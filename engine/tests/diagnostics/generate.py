@@ -708,6 +708,12 @@ def substantive_line(line):
     return len(line.strip()) >= 12 and re.search(r"[A-Za-z_]{4,}", line) is not None
 
 
+def new_side_absent(content, body):
+    """The hunk's new side is not in the file (else it is, rightly, already_applied)."""
+    new = [b[1:] for b in body if b[:1] in (" ", "+")]
+    return not occurrences(split(content), new)
+
+
 def big_region(rng, big, k, want, tries=4000):
     names = sorted(big)
     for _ in range(tries):
@@ -744,7 +750,7 @@ def m_big_typo(rng, big, variant):
         if m is None or m == old[t] or not unambiguous_typo(reg.lines, reg.r + t, m):
             return None
         old[t] = m
-    if not still_fails(big[reg.name], old):
+    if not still_fails(big[reg.name], old) or not new_side_absent(big[reg.name], reg.body(old)):
         return None
     patch = envelope(PATHS[reg.name], [reg.body(old)])
     what = ["a one-line hunk", "a two-line hunk, both lines", "a line after a short one", "a line between short ones"][shape]
@@ -916,7 +922,7 @@ def wp_big(rng, big, variant, kind):
 
 
 BIG_AP = [
-    ("content_differs", m_big_typo, 16),
+    ("content_differs", m_big_typo, 40),
     ("short_whitespace", m_big_short_ws, 9),
     ("blank_line_missing", m_big_blank_after_short, 6),
     ("ambiguous_context", m_big_multi, 8),
