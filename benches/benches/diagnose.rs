@@ -181,6 +181,16 @@ fn cases(s: &Scale) -> Vec<Case> {
         "ambiguous_context",
     );
 
+    // Hostile for the 4-gram fallback: every line shares all but one
+    // gram with the edit's only line.
+    let eight = file_of(s.bytes, |_| "abcdefgh".to_string());
+    case(
+        "identical_1_line_typo",
+        eight,
+        vec!["abcdefgX".to_string()],
+        "content_differs",
+    );
+
     // Hostile: one-byte lines (5M of them when measuring), and one line.
     let tiny = file_of(s.bytes, |_| "x".to_string());
     case(
@@ -257,9 +267,16 @@ fn cases(s: &Scale) -> Vec<Case> {
         .collect();
     case(
         "cjk_4_lines_full_width_parentheses",
-        cjk,
+        cjk.clone(),
         old,
         "unicode_lookalike",
+    );
+    // Both passes over non-ASCII text, nothing found.
+    case(
+        "cjk_nothing_similar",
+        cjk,
+        vec!["fn unrelated_thing() {}".to_string()],
+        "no_similar_region",
     );
     out
 }

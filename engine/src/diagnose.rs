@@ -524,7 +524,30 @@ fn compact_into(line: &[u8], buf: &mut Vec<u8>) {
         );
     } else {
         for chunk in line.utf8_chunks() {
-            chunk.valid().chars().for_each(|c| push_char(c, buf));
+            let text = chunk.valid();
+            let bytes = text.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
+                if b < 0x80 {
+                    if b > b' ' && b != 0x7f {
+                        buf.push(b);
+                    }
+                    i += 1;
+                } else if (0xe4..=0xed).contains(&b)
+                    || (b == 0xe3 && bytes[i + 1..i + 3] != [0x80, 0x80])
+                {
+                    // U+3001..U+DFFF (kana, CJK ideographs, Yi, Hangul): no
+                    // look-alike, mark, space or decomposition there (U+3000,
+                    // the ideographic space, is a look-alike).
+                    buf.extend_from_slice(&bytes[i..i + 3]);
+                    i += 3;
+                } else {
+                    let c = text[i..].chars().next().unwrap_or(' ');
+                    push_char(c, buf);
+                    i += c.len_utf8();
+                }
+            }
             // Bytes that are not UTF-8 stay themselves (marked, so they
             // cannot collide with the text of a character).
             for &b in chunk.invalid() {
@@ -533,7 +556,7 @@ fn compact_into(line: &[u8], buf: &mut Vec<u8>) {
         }
     }
     // A run of dashes is one dash: `--` written for `—` locates like it.
-    if memchr::memmem::find(buf, b"--").is_some() {
+    if memchr::memchr(b'-', buf).is_some() {
         buf.dedup_by(|a, b| *a == b'-' && *b == b'-');
     }
 }
@@ -1318,10 +1341,16 @@ fn candidates(index: &Index, expected: &[&[u8]]) -> Candidates {
 // ---------------------------------------------------------------------------
 // The fallback: shared character 4-grams, for content mistakes
 
-/// At most this many expected lines are looked for by their 4-grams.
+/// At most this many distinct expected lines (by loose form) are looked
+/// for by their 4-grams.
 const GRAM_LINES: usize = 256;
 /// At most this many distinct 4-grams of an edit are looked for.
 const MAX_GRAMS: usize = 8_192;
+/// A 4-gram held by more distinct expected lines than this tells nothing
+/// (a stop-gram, like `self` in every line) and is not counted.
+const GRAM_HOLDERS: usize = 8;
+/// At most this many counts are made per file line.
+const GRAM_WORK_PER_LINE: usize = 256;
 /// How many (file line, expected line) pairs, the most similar, vote.
 pub const GRAM_PAIRS: usize = 64;
 /// How many gram-voted candidates are compared.
@@ -1334,47 +1363,109 @@ fn grams(loose: &[u8]) -> impl Iterator<Item = u32> + '_ {
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
 }
 
-fn gram_bit(g: u32) -> usize {
-    (g.wrapping_mul(0x9e37_79b1) >> 16) as usize
+/// The edit's 4-grams: an open-addressing table from gram to slot (a gram
+/// is never 0: the loose form has no NUL), a probe or two per file gram.
+struct GramTable {
+    keys: Vec<u32>,
+    slots: Vec<u32>,
+    shift: u32,
+}
+
+impl GramTable {
+    fn new(capacity: usize) -> GramTable {
+        let size = (2 * capacity).next_power_of_two().max(256);
+        GramTable {
+            keys: vec![0; size],
+            slots: vec![0; size],
+            shift: 32 - size.trailing_zeros(),
+        }
+    }
+
+    fn home(&self, g: u32) -> usize {
+        (g.wrapping_mul(0x9e37_79b1) >> self.shift) as usize
+    }
+
+    fn get(&self, g: u32) -> Option<usize> {
+        let mask = self.keys.len() - 1;
+        let mut h = self.home(g);
+        loop {
+            match self.keys[h] {
+                0 => return None,
+                k if k == g => return Some(self.slots[h] as usize),
+                _ => h = (h + 1) & mask,
+            }
+        }
+    }
+
+    /// Insert a gram that is not there yet.
+    fn insert(&mut self, g: u32, slot: usize) {
+        let mask = self.keys.len() - 1;
+        let mut h = self.home(g);
+        while self.keys[h] != 0 {
+            h = (h + 1) & mask;
+        }
+        self.keys[h] = g;
+        self.slots[h] = slot as u32;
+    }
 }
 
 /// Candidate starts for an edit none of whose informative lines is in the
 /// file even loosely (a typo, a renamed identifier): one pass over the
 /// file counts, for each line, the 4-grams of its loose form it shares with
-/// each substantive expected line (the first [`GRAM_LINES`]); the
+/// each distinct substantive expected line (the first [`GRAM_LINES`]); the
 /// [`GRAM_PAIRS`] most similar pairs (Dice coefficient, at least one half)
 /// vote for the start that would align them. The walk then decides.
+///
+/// Bounded for hostile input: expected lines with the same loose form are
+/// one entry; a gram held by more than [`GRAM_HOLDERS`] entries is not
+/// counted; at most [`GRAM_WORK_PER_LINE`] counts per file line; a line
+/// whose loose form equals the previous line's reuses its result.
 fn gram_candidates(view: &View<'_>, expected: &[&[u8]]) -> Candidates {
     let none = Candidates {
         ranked: Vec::new(),
         first_voter: None,
     };
-    // gram -> slot; slot -> expected lines holding it.
-    let mut slot: FastMap<u32, usize> = FastMap::default();
+    // Entries: distinct loose forms of substantive expected lines, with
+    // the expected lines that have them and their gram count.
+    let mut entry_of: FastMap<u64, usize> = FastMap::default();
+    let mut entries: Vec<(Vec<usize>, usize)> = Vec::new();
+    // gram -> slot; slot -> entries holding it.
+    // Sized for the grams there can be, so a short edit's table stays in
+    // the L1 cache.
+    let bound: usize = expected
+        .iter()
+        .filter(|l| substantive(l))
+        .take(GRAM_LINES)
+        .map(|l| l.len())
+        .sum();
+    let mut table = GramTable::new(bound.min(MAX_GRAMS));
     let mut holders: Vec<Vec<u32>> = Vec::new();
-    let mut filter = vec![0u64; 1 << 10];
-    let mut sizes: Vec<(usize, usize)> = Vec::new(); // (expected line, its gram count)
     let mut buf = Vec::new();
     for (j, line) in expected.iter().enumerate() {
-        if sizes.len() >= GRAM_LINES || slot.len() >= MAX_GRAMS {
-            break;
-        }
         if !substantive(line) {
             continue;
         }
         compact_into(line, &mut buf);
-        let k = sizes.len() as u32;
+        let key = hash_bytes(&buf);
+        if let Some(&e) = entry_of.get(&key) {
+            entries[e].0.push(j);
+            continue;
+        }
+        if entries.len() >= GRAM_LINES || holders.len() >= MAX_GRAMS {
+            continue;
+        }
+        let k = entries.len() as u32;
+        entry_of.insert(key, entries.len());
         let mut n = 0;
         for g in grams(&buf) {
             n += 1;
-            let s = match slot.get(&g) {
-                Some(&s) => s,
-                None if slot.len() < MAX_GRAMS => {
+            let s = match table.get(g) {
+                Some(s) => s,
+                // The table is at most half full: every probe ends.
+                None if holders.len() < MAX_GRAMS.min(table.keys.len() / 2) => {
                     let s = holders.len();
-                    slot.insert(g, s);
+                    table.insert(g, s);
                     holders.push(Vec::new());
-                    let b = gram_bit(g);
-                    filter[b >> 6] |= 1 << (b & 63);
                     s
                 }
                 None => continue,
@@ -1383,77 +1474,92 @@ fn gram_candidates(view: &View<'_>, expected: &[&[u8]]) -> Candidates {
                 holders[s].push(k);
             }
         }
-        sizes.push((j, n));
+        entries.push((vec![j], n));
     }
-    if sizes.is_empty() {
+    if entries.is_empty() {
         return none;
     }
-    // Per file line: shared grams with each expected line (index into sizes).
-    let mut shared = vec![0u32; sizes.len()];
+    for h in &mut holders {
+        if h.len() > GRAM_HOLDERS {
+            h.clear();
+        }
+    }
+    // Per file line: shared grams with each entry.
+    let mut shared = vec![0u32; entries.len()];
     let mut touched: Vec<u32> = Vec::new();
-    // The best pairs: (similarity in permille, view line, expected line).
+    // The last file line each gram slot was counted for (distinct grams
+    // of a line count once).
+    let mut stamp = vec![usize::MAX; holders.len()];
+    // The best pairs, as a min-heap: (similarity in permille, the later
+    // line first out on ties, view line, entry).
     let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize, usize)>> =
         std::collections::BinaryHeap::new();
-    let mut prev: Option<&[u8]> = None;
+    let mut prev: Vec<u8> = Vec::new();
+    let mut prev_raw: Option<&[u8]> = None;
     let mut prev_hits: Vec<(u32, usize)> = Vec::new();
-    let mut seen = FastMap::<u32, ()>::default();
     view.for_each(|i, line| {
-        if prev != Some(line) {
-            prev = Some(line);
-            prev_hits.clear();
+        // A run of equal lines (a file of identical lines), or of lines
+        // equal but for invisible characters, is measured once.
+        if prev_raw != Some(line) {
+            prev_raw = Some(line);
             compact_into(line, &mut buf);
-            if buf.len() < 4 {
+        } else {
+            buf.clone_from(&prev);
+        }
+        if buf != prev {
+            std::mem::swap(&mut buf, &mut prev);
+            prev_hits.clear();
+            if prev.len() < 4 {
                 return;
             }
-            if !seen.is_empty() {
-                seen.clear();
-            }
-            for g in grams(&buf) {
-                let b = gram_bit(g);
-                if filter[b >> 6] & (1 << (b & 63)) == 0 {
+            let mut work = 0;
+            for g in grams(&prev) {
+                let Some(s) = table.get(g) else { continue };
+                if stamp[s] == i {
                     continue;
                 }
-                let Some(&s) = slot.get(&g) else { continue };
-                // Each distinct gram of the line counts once.
-                if seen.insert(g, ()).is_some() {
-                    continue;
-                }
+                stamp[s] = i;
                 for &k in &holders[s] {
                     if shared[k as usize] == 0 {
                         touched.push(k);
                     }
                     shared[k as usize] += 1;
                 }
+                work += holders[s].len();
+                if work >= GRAM_WORK_PER_LINE {
+                    break;
+                }
             }
-            let own = buf.len() - 3;
+            let own = prev.len() - 3;
             for k in touched.drain(..) {
                 let c = shared[k as usize] as usize;
                 shared[k as usize] = 0;
-                let dice = (2000 * c / (own + sizes[k as usize].1).max(1)) as u32;
+                let dice = (2000 * c / (own + entries[k as usize].1).max(1)) as u32;
                 if dice >= 500 {
                     prev_hits.push((dice, k as usize));
                 }
             }
         }
         for &(dice, k) in &prev_hits {
-            let j = sizes[k].0;
-            if i < j {
-                continue;
-            }
+            let item = std::cmp::Reverse((dice, usize::MAX - i, k));
             if best.len() < GRAM_PAIRS {
-                best.push(std::cmp::Reverse((dice, usize::MAX - i, j)));
+                best.push(item);
             } else if best.peek().is_some_and(|m| m.0 .0 < dice) {
                 best.pop();
-                best.push(std::cmp::Reverse((dice, usize::MAX - i, j)));
+                best.push(item);
             }
         }
     });
     let mut votes: FastMap<usize, usize> = FastMap::default();
     let mut first_voter: Option<usize> = None;
-    for std::cmp::Reverse((dice, inv, j)) in best {
+    for std::cmp::Reverse((dice, inv, k)) in best {
         let i = usize::MAX - inv;
-        *votes.entry(i - j).or_default() += dice as usize;
-        first_voter = Some(first_voter.map_or(j, |f| f.min(j)));
+        for &j in entries[k].0.iter().take(GRAM_HOLDERS) {
+            if i >= j {
+                *votes.entry(i - j).or_default() += dice as usize;
+                first_voter = Some(first_voter.map_or(j, |f| f.min(j)));
+            }
+        }
     }
     let mut ranked: Vec<(usize, usize)> = votes.into_iter().collect();
     ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -2029,10 +2135,14 @@ fn locate(view: &View<'_>, index: &Index, expected: &[&[u8]]) -> Option<Located>
         }
     };
     walk_all(&mut walker, candidates(index, expected), &mut walks);
-    // No rare substantive line found, even loosely: a content mistake has
-    // nothing to anchor on (a close line alone may be a look-alike line
-    // elsewhere); look for lines sharing the edit's 4-grams too.
-    if !walks.iter().any(|(w, _, _)| w.informative > 0) {
+    // No rare substantive line found, even loosely, and no candidate that
+    // has every line: a content mistake has nothing to anchor on (a close
+    // line alone may be a near-duplicate elsewhere); look for lines sharing
+    // the edit's 4-grams too.
+    if !walks
+        .iter()
+        .any(|(w, _, _)| w.informative > 0 || w.matched == expected.len())
+    {
         walk_all(&mut walker, gram_candidates(view, expected), &mut walks);
     }
     // Best first: alignment score, then similarity (among near-duplicate
@@ -2060,12 +2170,15 @@ fn locate(view: &View<'_>, index: &Index, expected: &[&[u8]]) -> Option<Located>
     let (_, _, best_start) = good.next()?;
     walker.classify = true;
     let best = walker.walk(expected, &ekeys, best_start);
-    let best_first = best.first_view;
     let mut others: Vec<usize> = Vec::new();
     for (w, _, _) in good {
-        if let Some(f) = w.first_view {
+        if let (Some(f), Some(l)) = (w.first_view, w.last_view) {
             let line = view.report(f);
-            let same = best_first.is_some_and(|b| b.abs_diff(f) <= 2);
+            // A candidate overlapping the chosen region is the same place.
+            let same = match (best.first_view, best.last_view) {
+                (Some(bf), Some(bl)) => f <= bl + 2 && l + 2 >= bf,
+                _ => false,
+            };
             if !same && !others.contains(&line) {
                 others.push(line);
             }
@@ -2294,7 +2407,7 @@ fn diagnose_hunk(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis
     }
     let Some(located) = locate(&view, &index_, &expected) else {
         d.causes = vec![Cause::NoSimilarRegion];
-        d.hint = "no region of the file resembles the hunk's old lines, even ignoring whitespace and look-alike characters: check the path, and re-read the file before writing the hunk".into();
+        d.hint = no_similar_hint(&index_, &expected, "the hunk's old lines");
         return d;
     };
     from_walk(&view, &expected, &located, &mut d);
@@ -2316,6 +2429,25 @@ fn diagnose_hunk(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis
     }
     d.hint = hint_for(&d, &located.walk);
     d
+}
+
+/// The hint of `no_similar_region`: "check the path" only when no
+/// substantive line of the edit is in the file at all, even loosely.
+fn no_similar_hint(index: &Index, expected: &[&[u8]], what: &str) -> String {
+    let found = expected.iter().filter(|l| substantive(l)).find_map(|l| {
+        let n = index.count(loose_key(l));
+        (n > 0).then_some((l, n))
+    });
+    match found {
+        None => format!(
+            "no region of the file resembles {what}, even ignoring whitespace and look-alike characters: check the path, and re-read the file before writing the edit"
+        ),
+        Some((l, n)) => format!(
+            "no region of the file has {what} together, even loosely, though some occur on their own (e.g. {:?}, {n} time{}): re-read the region you mean and copy it exactly, with context lines that occur only there",
+            visible(l, 0),
+            if n == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 /// The hint sentence for a located diagnosis.
@@ -2780,7 +2912,7 @@ fn line_mismatch_inner(
     }
     if matched == 0 && direct_counts.keys().all(|&c| c == Cause::ContentDiffers) {
         d.causes = vec![Cause::NoSimilarRegion];
-        d.hint = "nothing in the file resembles expectedOriginalLines, even ignoring whitespace and look-alike characters: re-read the file and copy the lines exactly".into();
+        d.hint = no_similar_hint(&index, &exp, "expectedOriginalLines");
         let (rows, omitted) = compact(&view, &exp, &direct);
         d.rows = rows;
         d.omitted_rows = omitted;
@@ -2997,6 +3129,26 @@ mod tests {
         let d = diagnose(&file, "-    return result; \n+    return other;\n }\n");
         assert_eq!(d.cause(), Cause::TrailingWhitespace);
         assert!(d.line.is_some());
+    }
+
+    #[test]
+    fn no_similar_region_says_check_the_path_only_when_nothing_is_there() {
+        let mut lines = Vec::new();
+        for i in 0..50 {
+            lines.push(format!("fn f{i}() -> u32 {{"));
+            lines.push("    return result;".to_string());
+            lines.push("}".to_string());
+        }
+        let file = lines.join("\n") + "\n";
+        let d = diagnose(
+            &file,
+            "-    return result;\n-    frobnicate(widget_handle);\n-    quux_the_thing(now);\n+    x();\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::NoSimilarRegion, None));
+        assert!(d.hint.contains("50 times"), "{}", d.hint);
+        assert!(!d.hint.contains("check the path"), "{}", d.hint);
+        let d = diagnose(&file, "-    frobnicate(widget_handle);\n+    x();\n");
+        assert!(d.hint.contains("check the path"), "{}", d.hint);
     }
 
     #[test]
