@@ -1413,8 +1413,9 @@ impl GramTable {
 /// file even loosely (a typo, a renamed identifier): one pass over the
 /// file counts, for each line, the 4-grams of its loose form it shares with
 /// each distinct substantive expected line (the first [`GRAM_LINES`]); the
-/// [`GRAM_PAIRS`] most similar pairs (Dice coefficient, at least one half)
-/// vote for the start that would align them. The walk then decides.
+/// [`GRAM_PAIRS`] most similar pairs (Dice coefficient, at least 0.3: one
+/// typo in a short line spoils up to four of its grams) vote for the start
+/// that would align them. The walk then decides, by edit distance.
 ///
 /// Bounded for hostile input: expected lines with the same loose form are
 /// one entry; a gram held by more than [`GRAM_HOLDERS`] entries is not
@@ -1535,7 +1536,7 @@ fn gram_candidates(view: &View<'_>, expected: &[&[u8]]) -> Candidates {
                 let c = shared[k as usize] as usize;
                 shared[k as usize] = 0;
                 let dice = (2000 * c / (own + entries[k as usize].1).max(1)) as u32;
-                if dice >= 500 {
+                if dice >= 300 {
                     prev_hits.push((dice, k as usize));
                 }
             }
@@ -1609,6 +1610,20 @@ fn similarity(a: &[u8], b: &[u8], budget: &mut usize) -> Option<(u32, bool)> {
     };
     let sim = ((n - d.min(n)) * 1000 / n) as u32;
     Some((sim, n >= 4 && d * 4 <= n))
+}
+
+/// How much of two loosely equal lines is byte-identical, in permille:
+/// their common prefix and suffix over the longer (a cheap tiebreak).
+fn raw_closeness(a: &[u8], b: &[u8]) -> u32 {
+    let n = a.len().max(b.len()).max(1);
+    let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let s = a[p..]
+        .iter()
+        .rev()
+        .zip(b[p..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    ((p + s).min(n) * 1000 / n) as u32
 }
 
 /// Optimal-string-alignment distance, three rolling rows.
@@ -1808,6 +1823,9 @@ impl<'a> Walker<'_, 'a> {
                         }
                     }
                 }
+                // Among loosely equal lines, the one whose bytes differ
+                // least (a CR alone, not a CR and the indentation) is nearer.
+                w.sim += u64::from(raw_closeness(e, a));
                 w.score += 2;
                 i += 1;
                 j += 1;
@@ -3097,6 +3115,24 @@ mod tests {
         );
         assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(200)));
         assert_eq!(d.other_candidates, vec![100]);
+    }
+
+    #[test]
+    fn among_loose_matches_the_byte_closest_wins() {
+        // Line 100 differs from the hunk in indentation and CR, line 200
+        // in the CR only.
+        let file = source(
+            300,
+            &[
+                (100, "      if (is_relevant(child)) {"),
+                (200, "        if (is_relevant(child)) {"),
+            ],
+        );
+        let d = diagnose(
+            &file,
+            "-        if (is_relevant(child)) {\r\n+        if (x) {\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::LineEndings, Some(200)));
     }
 
     #[test]
