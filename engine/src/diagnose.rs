@@ -19,9 +19,13 @@
 //! from those postings (a key seen more than [`COMMON_KEY`] times votes only
 //! when no rarer key exists), the best [`MAX_CANDIDATES`] are compared line
 //! by line over at most [`MAX_EXPECTED_LINES`] lines each, and every list in
-//! the result is capped. So the work is O(file + min(edit, cap) ·
-//! candidates), never file × edit, and memory beyond the file's line index
-//! is O(edit).
+//! the result is capped. When no rare substantive line is found even
+//! loosely (a typo with nothing else to anchor on), a second pass compares
+//! each file line with the edit's lines by shared 4-grams, and the
+//! [`GRAM_PAIRS`] most similar pairs vote too; edit distances between
+//! misquoted lines are paid from a fixed budget. So the work is O(file +
+//! min(edit, cap) · candidates), never file × edit, and memory beyond the
+//! file's line index is O(edit).
 //!
 //! Left out on purpose: guessing the intended edit (the diagnosis names the
 //! difference; the caller re-sends), look-alikes between scripts (Cyrillic
@@ -251,6 +255,9 @@ pub struct Diagnosis {
     pub truncated: bool,
     /// `multiple_matches`: the matches and the lines that tell them apart.
     pub matches: Vec<MatchSite>,
+    /// `multiple_matches`: how many matches there are in all (`matches`
+    /// lists at most [`MAX_MATCHES`]).
+    pub match_count: Option<usize>,
 }
 
 impl Diagnosis {
@@ -280,6 +287,7 @@ impl Diagnosis {
             hash_verified: None,
             truncated: false,
             matches: Vec::new(),
+            match_count: None,
         }
     }
 
@@ -516,7 +524,30 @@ fn compact_into(line: &[u8], buf: &mut Vec<u8>) {
         );
     } else {
         for chunk in line.utf8_chunks() {
-            chunk.valid().chars().for_each(|c| push_char(c, buf));
+            let text = chunk.valid();
+            let bytes = text.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
+                if b < 0x80 {
+                    if b > b' ' && b != 0x7f {
+                        buf.push(b);
+                    }
+                    i += 1;
+                } else if (0xe4..=0xed).contains(&b)
+                    || (b == 0xe3 && bytes[i + 1..i + 3] != [0x80, 0x80])
+                {
+                    // U+3001..U+DFFF (kana, CJK ideographs, Yi, Hangul): no
+                    // look-alike, mark, space or decomposition there (U+3000,
+                    // the ideographic space, is a look-alike).
+                    buf.extend_from_slice(&bytes[i..i + 3]);
+                    i += 3;
+                } else {
+                    let c = text[i..].chars().next().unwrap_or(' ');
+                    push_char(c, buf);
+                    i += c.len_utf8();
+                }
+            }
             // Bytes that are not UTF-8 stay themselves (marked, so they
             // cannot collide with the text of a character).
             for &b in chunk.invalid() {
@@ -524,22 +555,32 @@ fn compact_into(line: &[u8], buf: &mut Vec<u8>) {
             }
         }
     }
+    // A run of dashes is one dash: `--` written for `—` locates like it.
+    if memchr::memchr(b'-', buf).is_some() {
+        buf.dedup_by(|a, b| *a == b'-' && *b == b'-');
+    }
 }
 
-/// A cheap signature of a loose form: its length and byte sum. For an
-/// ASCII line it is computed without building the loose form
+/// A cheap signature of a loose form: the length and byte sum of its bytes
+/// other than `-` (dash runs fold to one dash, see [`compact_into`]). For
+/// an ASCII line it is computed without building the loose form
 /// ([`ascii_signature`]), so most lines of a file are rejected by the
 /// index at memory speed.
 fn signature(compacted: &[u8]) -> u64 {
-    let sum: u64 = compacted.iter().map(|&b| u64::from(b)).sum();
-    mix(compacted.len() as u64, sum)
+    let (mut n, mut sum) = (0u64, 0u64);
+    for &b in compacted {
+        let keep = u64::from(b != b'-');
+        n += keep;
+        sum += keep * u64::from(b);
+    }
+    mix(n, sum)
 }
 
 /// [`signature`] of an ASCII line's loose form, from the line itself.
 fn ascii_signature(line: &[u8]) -> u64 {
     let (mut n, mut sum) = (0u64, 0u64);
     for &b in line {
-        let keep = u64::from(b > b' ' && b != 0x7f);
+        let keep = u64::from(b > b' ' && b != 0x7f && b != b'-');
         n += keep;
         sum += keep * u64::from(b);
     }
@@ -661,15 +702,26 @@ fn literal_newline_pieces(line: &[u8]) -> Option<Vec<&[u8]>> {
 
 /// The look-alike fold used to classify: NFKC, then quotes, dashes and
 /// spaces to ASCII, zero-width characters removed.
-fn fold_lookalikes(s: &str) -> String {
+fn fold_lookalikes(s: &str, dash_runs: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.nfkc() {
         match lookalike(c) {
             Some(r) => out.push_str(r),
             None => out.push(c),
         }
+        if dash_runs && out.ends_with("--") {
+            out.pop();
+        }
     }
     out
+}
+
+/// A typographic dash (en, em, figure dash, horizontal bar, minus sign…):
+/// when either line of a pair has one, a run of dashes folds to one hyphen,
+/// so `--` or `-` written for `—` is a look-alike (C-diag-causes).
+fn has_typographic_dash(s: &str) -> bool {
+    s.chars()
+        .any(|c| c != '-' && !c.is_ascii() && lookalike(c) == Some("-"))
 }
 
 fn ascii_ws(c: char) -> bool {
@@ -688,7 +740,7 @@ enum Norm {
 
 const NORMS: [Norm; 5] = [Norm::Cr, Norm::Look, Norm::Trail, Norm::Indent, Norm::Inner];
 
-fn normalise(s: &str, skip: Option<Norm>) -> String {
+fn normalise(s: &str, skip: Option<Norm>, dash_runs: bool) -> String {
     let on = |n: Norm| skip != Some(n);
     let mut t: String = if on(Norm::Cr) {
         s.strip_suffix('\r').unwrap_or(s).to_string()
@@ -696,7 +748,7 @@ fn normalise(s: &str, skip: Option<Norm>) -> String {
         s.to_string()
     };
     if on(Norm::Look) {
-        t = fold_lookalikes(&t);
+        t = fold_lookalikes(&t, dash_runs);
     }
     // Split into leading whitespace, middle, trailing whitespace.
     let lead_end = t.len() - t.trim_start_matches(ascii_ws).len();
@@ -709,18 +761,9 @@ fn normalise(s: &str, skip: Option<Norm>) -> String {
         out.push_str(lead);
     }
     if on(Norm::Inner) {
-        let mut in_ws = false;
-        for c in mid.chars() {
-            if ascii_ws(c) {
-                if !in_ws {
-                    out.push(' ');
-                }
-                in_ws = true;
-            } else {
-                out.push(c);
-                in_ws = false;
-            }
-        }
+        // Spacing inside the line, added, removed or changed: `foo(a,b)`
+        // and `foo(a, b)` differ only by it.
+        out.extend(mid.chars().filter(|&c| !ascii_ws(c)));
     } else {
         out.push_str(mid);
     }
@@ -761,12 +804,14 @@ fn classify_pair(expected: &[u8], actual: &[u8]) -> Vec<Cause> {
     }
     let e = String::from_utf8_lossy(expected);
     let a = String::from_utf8_lossy(actual);
-    if normalise(&e, None) != normalise(&a, None) {
+    let dashes = has_typographic_dash(&e) || has_typographic_dash(&a);
+    let norm = |s: &str, skip: Option<Norm>| normalise(s, skip, dashes);
+    if norm(&e, None) != norm(&a, None) {
         return vec![Cause::ContentDiffers];
     }
     let mut causes: Vec<Cause> = NORMS
         .iter()
-        .filter(|&&n| normalise(&e, Some(n)) != normalise(&a, Some(n)))
+        .filter(|&&n| norm(&e, Some(n)) != norm(&a, Some(n)))
         .map(|&n| norm_cause(n))
         .collect();
     if causes.is_empty() {
@@ -774,7 +819,7 @@ fn classify_pair(expected: &[u8], actual: &[u8]) -> Vec<Cause> {
         causes = NORMS
             .iter()
             .filter(|&&n| {
-                let only = |s: &str| normalise(s, Some(n)) != normalise(s, None);
+                let only = |s: &str| norm(s, Some(n)) != norm(s, None);
                 only(&e) || only(&a)
             })
             .map(|&n| norm_cause(n))
@@ -1196,8 +1241,39 @@ fn whole(lines: &[&[u8]]) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Candidate start positions (view indices) for `expected`, found by
+/// voting, with their votes, and the first expected line that voted.
+struct Candidates {
+    ranked: Vec<(usize, usize)>,
+    first_voter: Option<usize>,
+}
+
+impl Candidates {
+    /// Add, for the best few candidates, the starts up to `first_voter`
+    /// lines earlier: the lines before the first voting line said nothing
+    /// (short, common or misquoted), and the file may have lines there the
+    /// edit leaves out (a blank line after a `}`); the alignment score
+    /// chooses (C-diag-causes).
+    fn with_earlier_starts(mut self) -> Candidates {
+        let f = self.first_voter.unwrap_or(0).min(MAX_EARLIER_START);
+        let best: Vec<(usize, usize)> = self.ranked.iter().take(4).copied().collect();
+        for (s, v) in best {
+            for d in 1..=f {
+                if s >= d && !self.ranked.iter().any(|&(x, _)| x == s - d) {
+                    self.ranked.push((s - d, v));
+                }
+            }
+        }
+        self
+    }
+}
+
+/// How many lines earlier than a voted start a candidate is also tried.
+const MAX_EARLIER_START: usize = 4;
+
 /// Find candidate start positions (view indices) for `expected` by voting.
-fn candidates(index: &Index, expected: &[&[u8]]) -> Vec<(usize, usize)> {
+fn candidates(index: &Index, expected: &[&[u8]]) -> Candidates {
+    let mut first_voter = None;
     let blank = blank_key();
     // Offsets of each expected line, counting literal-\n pieces as lines.
     let mut votes: FastMap<usize, usize> = FastMap::default();
@@ -1237,6 +1313,7 @@ fn candidates(index: &Index, expected: &[&[u8]]) -> Vec<(usize, usize)> {
                 }
                 seen.push((k, piece));
                 vote(k, offsets[j] + piece, &mut votes);
+                first_voter.get_or_insert(j);
             }
         }
     } else {
@@ -1249,12 +1326,326 @@ fn candidates(index: &Index, expected: &[&[u8]]) -> Vec<(usize, usize)> {
             .min_by_key(|&(j, k, _)| (index.count(k), j));
         if let Some((j, k, piece)) = best {
             vote(k, offsets[j] + piece, &mut votes);
+            first_voter = Some(j);
         }
     }
     let mut ranked: Vec<(usize, usize)> = votes.into_iter().collect();
     ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(MAX_CANDIDATES);
-    ranked
+    Candidates {
+        ranked,
+        first_voter,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The fallback: shared character 4-grams, for content mistakes
+
+/// At most this many distinct expected lines (by loose form) are looked
+/// for by their 4-grams.
+const GRAM_LINES: usize = 256;
+/// At most this many distinct 4-grams of an edit are looked for.
+const MAX_GRAMS: usize = 8_192;
+/// A 4-gram held by more distinct expected lines than this tells nothing
+/// (a stop-gram, like `self` in every line) and is not counted.
+const GRAM_HOLDERS: usize = 8;
+/// At most this many counts are made per file line.
+const GRAM_WORK_PER_LINE: usize = 256;
+/// How many (file line, expected line) pairs, the most similar, vote.
+pub const GRAM_PAIRS: usize = 64;
+/// How many gram-voted candidates are compared.
+const GRAM_CANDIDATES: usize = 16;
+
+/// The 4-grams of a loose form, each packed in a `u32`.
+fn grams(loose: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    loose
+        .windows(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+}
+
+/// The edit's 4-grams: an open-addressing table from gram to slot (a gram
+/// is never 0: the loose form has no NUL), a probe or two per file gram.
+struct GramTable {
+    keys: Vec<u32>,
+    slots: Vec<u32>,
+    shift: u32,
+}
+
+impl GramTable {
+    fn new(capacity: usize) -> GramTable {
+        let size = (2 * capacity).next_power_of_two().max(256);
+        GramTable {
+            keys: vec![0; size],
+            slots: vec![0; size],
+            shift: 32 - size.trailing_zeros(),
+        }
+    }
+
+    fn home(&self, g: u32) -> usize {
+        (g.wrapping_mul(0x9e37_79b1) >> self.shift) as usize
+    }
+
+    fn get(&self, g: u32) -> Option<usize> {
+        let mask = self.keys.len() - 1;
+        let mut h = self.home(g);
+        loop {
+            match self.keys[h] {
+                0 => return None,
+                k if k == g => return Some(self.slots[h] as usize),
+                _ => h = (h + 1) & mask,
+            }
+        }
+    }
+
+    /// Insert a gram that is not there yet.
+    fn insert(&mut self, g: u32, slot: usize) {
+        let mask = self.keys.len() - 1;
+        let mut h = self.home(g);
+        while self.keys[h] != 0 {
+            h = (h + 1) & mask;
+        }
+        self.keys[h] = g;
+        self.slots[h] = slot as u32;
+    }
+}
+
+/// Candidate starts for an edit none of whose informative lines is in the
+/// file even loosely (a typo, a renamed identifier): one pass over the
+/// file counts, for each line, the 4-grams of its loose form it shares with
+/// each distinct substantive expected line (the first [`GRAM_LINES`]); the
+/// [`GRAM_PAIRS`] most similar pairs (Dice coefficient, at least 0.3: one
+/// typo in a short line spoils up to four of its grams) vote for the start
+/// that would align them. The walk then decides, by edit distance.
+///
+/// Bounded for hostile input: expected lines with the same loose form are
+/// one entry; a gram held by more than [`GRAM_HOLDERS`] entries is not
+/// counted; at most [`GRAM_WORK_PER_LINE`] counts per file line; a line
+/// whose loose form equals the previous line's reuses its result.
+fn gram_candidates(view: &View<'_>, expected: &[&[u8]]) -> Candidates {
+    let none = Candidates {
+        ranked: Vec::new(),
+        first_voter: None,
+    };
+    // Entries: distinct loose forms of substantive expected lines, with
+    // the expected lines that have them and their gram count.
+    let mut entry_of: FastMap<u64, usize> = FastMap::default();
+    let mut entries: Vec<(Vec<usize>, usize)> = Vec::new();
+    // gram -> slot; slot -> entries holding it.
+    // Sized for the grams there can be, so a short edit's table stays in
+    // the L1 cache.
+    let bound: usize = expected
+        .iter()
+        .filter(|l| substantive(l))
+        .take(GRAM_LINES)
+        .map(|l| l.len())
+        .sum();
+    let mut table = GramTable::new(bound.min(MAX_GRAMS));
+    let mut holders: Vec<Vec<u32>> = Vec::new();
+    let mut buf = Vec::new();
+    for (j, line) in expected.iter().enumerate() {
+        if !substantive(line) {
+            continue;
+        }
+        compact_into(line, &mut buf);
+        let key = hash_bytes(&buf);
+        if let Some(&e) = entry_of.get(&key) {
+            entries[e].0.push(j);
+            continue;
+        }
+        if entries.len() >= GRAM_LINES || holders.len() >= MAX_GRAMS {
+            continue;
+        }
+        let k = entries.len() as u32;
+        entry_of.insert(key, entries.len());
+        let mut n = 0;
+        for g in grams(&buf) {
+            n += 1;
+            let s = match table.get(g) {
+                Some(s) => s,
+                // The table is at most half full: every probe ends.
+                None if holders.len() < MAX_GRAMS.min(table.keys.len() / 2) => {
+                    let s = holders.len();
+                    table.insert(g, s);
+                    holders.push(Vec::new());
+                    s
+                }
+                None => continue,
+            };
+            if holders[s].last() != Some(&k) {
+                holders[s].push(k);
+            }
+        }
+        entries.push((vec![j], n));
+    }
+    if entries.is_empty() {
+        return none;
+    }
+    for h in &mut holders {
+        if h.len() > GRAM_HOLDERS {
+            h.clear();
+        }
+    }
+    // Per file line: shared grams with each entry.
+    let mut shared = vec![0u32; entries.len()];
+    let mut touched: Vec<u32> = Vec::new();
+    // The last file line each gram slot was counted for (distinct grams
+    // of a line count once).
+    let mut stamp = vec![usize::MAX; holders.len()];
+    // The best pairs, as a min-heap: (similarity in permille, the later
+    // line first out on ties, view line, entry).
+    let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize, usize)>> =
+        std::collections::BinaryHeap::new();
+    let mut prev: Vec<u8> = Vec::new();
+    let mut prev_raw: Option<&[u8]> = None;
+    let mut prev_hits: Vec<(u32, usize)> = Vec::new();
+    view.for_each(|i, line| {
+        // A run of equal lines (a file of identical lines), or of lines
+        // equal but for invisible characters, is measured once.
+        if prev_raw != Some(line) {
+            prev_raw = Some(line);
+            compact_into(line, &mut buf);
+        } else {
+            buf.clone_from(&prev);
+        }
+        if buf != prev {
+            std::mem::swap(&mut buf, &mut prev);
+            prev_hits.clear();
+            if prev.len() < 4 {
+                return;
+            }
+            let mut work = 0;
+            for g in grams(&prev) {
+                let Some(s) = table.get(g) else { continue };
+                if stamp[s] == i {
+                    continue;
+                }
+                stamp[s] = i;
+                for &k in &holders[s] {
+                    if shared[k as usize] == 0 {
+                        touched.push(k);
+                    }
+                    shared[k as usize] += 1;
+                }
+                work += holders[s].len();
+                if work >= GRAM_WORK_PER_LINE {
+                    break;
+                }
+            }
+            let own = prev.len() - 3;
+            for k in touched.drain(..) {
+                let c = shared[k as usize] as usize;
+                shared[k as usize] = 0;
+                let dice = (2000 * c / (own + entries[k as usize].1).max(1)) as u32;
+                if dice >= 300 {
+                    prev_hits.push((dice, k as usize));
+                }
+            }
+        }
+        for &(dice, k) in &prev_hits {
+            let item = std::cmp::Reverse((dice, usize::MAX - i, k));
+            if best.len() < GRAM_PAIRS {
+                best.push(item);
+            } else if best.peek().is_some_and(|m| m.0 .0 < dice) {
+                best.pop();
+                best.push(item);
+            }
+        }
+    });
+    let mut votes: FastMap<usize, usize> = FastMap::default();
+    let mut first_voter: Option<usize> = None;
+    for std::cmp::Reverse((dice, inv, k)) in best {
+        let i = usize::MAX - inv;
+        for &j in entries[k].0.iter().take(GRAM_HOLDERS) {
+            if i >= j {
+                *votes.entry(i - j).or_default() += dice as usize;
+                first_voter = Some(first_voter.map_or(j, |f| f.min(j)));
+            }
+        }
+    }
+    let mut ranked: Vec<(usize, usize)> = votes.into_iter().collect();
+    ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(GRAM_CANDIDATES);
+    Candidates {
+        ranked,
+        first_voter,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Similarity of two lines that differ in content
+
+/// How many cells of edit-distance tables one diagnosis may fill.
+const SIMILARITY_BUDGET: usize = 2_000_000;
+/// Differing middles longer than this are not measured (their distance is
+/// taken as the longer one's length).
+const MAX_MIDDLE: usize = 256;
+
+/// The similarity of two loose forms, in permille (1000: equal), from
+/// their edit distance (optimal string alignment: insert, delete,
+/// substitute, swap two neighbours) over bytes, and whether they are
+/// *close*: at least 4 bytes, and a distance of at most a quarter of the
+/// longer. `budget` pays for the table; `None` once it is spent.
+fn similarity(a: &[u8], b: &[u8], budget: &mut usize) -> Option<(u32, bool)> {
+    let n = a.len().max(b.len());
+    if n == 0 {
+        return Some((1000, false));
+    }
+    let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let s = a[p..]
+        .iter()
+        .rev()
+        .zip(b[p..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (x, y) = (&a[p..a.len() - s], &b[p..b.len() - s]);
+    let d = if x.is_empty() || y.is_empty() || x.len() > MAX_MIDDLE || y.len() > MAX_MIDDLE {
+        x.len().max(y.len())
+    } else {
+        let cells = x.len() * y.len();
+        if *budget < cells {
+            return None;
+        }
+        *budget -= cells;
+        osa_distance(x, y)
+    };
+    let sim = ((n - d.min(n)) * 1000 / n) as u32;
+    Some((sim, n >= 4 && d * 4 <= n))
+}
+
+/// How much of two loosely equal lines is byte-identical, in permille:
+/// their common prefix and suffix over the longer (a cheap tiebreak).
+fn raw_closeness(a: &[u8], b: &[u8]) -> u32 {
+    let n = a.len().max(b.len()).max(1);
+    let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let s = a[p..]
+        .iter()
+        .rev()
+        .zip(b[p..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    ((p + s).min(n) * 1000 / n) as u32
+}
+
+/// Optimal-string-alignment distance, three rolling rows.
+fn osa_distance(x: &[u8], y: &[u8]) -> usize {
+    let w = y.len() + 1;
+    let mut before: Vec<usize> = vec![0; w];
+    let mut prev: Vec<usize> = (0..w).collect();
+    let mut cur: Vec<usize> = vec![0; w];
+    for i in 1..=x.len() {
+        cur[0] = i;
+        for j in 1..w {
+            let cost = usize::from(x[i - 1] != y[j - 1]);
+            let mut v = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && x[i - 1] == y[j - 2] && x[i - 2] == y[j - 1] {
+                v = v.min(before[j - 2] + 1);
+            }
+            cur[j] = v;
+        }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[w - 1]
 }
 
 // ---------------------------------------------------------------------------
@@ -1278,10 +1669,26 @@ struct Walk {
     last_view: Option<usize>,
     /// Expected lines found exactly or up to invisible characters.
     matched: usize,
-    /// ... of which not blank and not common.
+    /// ... of which substantive (see [`substantive`]).
+    substantive: usize,
+    /// ... and of those, not common.
     informative: usize,
     exact: usize,
+    /// Substantive expected lines that differ in content but are close
+    /// (see [`similarity`]) to their file line: a typo.
+    close: usize,
+    /// The similarity (permille) summed over the rows that differ in content.
+    sim: u64,
     score: i64,
+}
+
+impl Walk {
+    /// Evidence that the region is the edit's, misquoted: a substantive
+    /// line that is rare in the file found loosely, or a substantive line
+    /// close to its file line.
+    fn strong(&self) -> bool {
+        self.informative > 0 || self.close > 0
+    }
 }
 
 struct Walker<'v, 'a> {
@@ -1293,6 +1700,10 @@ struct Walker<'v, 'a> {
     classify: bool,
     /// Rows classified so far (at most [`MAX_CLASSIFIED`]).
     classified: usize,
+    /// What similarity measures may still cost ([`SIMILARITY_BUDGET`]).
+    sim_budget: usize,
+    /// Scratch buffers for loose forms.
+    bufs: (Vec<u8>, Vec<u8>),
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -1303,6 +1714,16 @@ impl<'a> Walker<'_, 'a> {
         let k = loose_key_in(self.view.line(i), &mut self.buf);
         self.keys.insert(i, k);
         k
+    }
+
+    /// How similar two lines that differ in content are, within the budget.
+    fn similarity(&mut self, e: &[u8], a: &[u8]) -> (u32, bool) {
+        let (mut x, mut y) = std::mem::take(&mut self.bufs);
+        compact_into(e, &mut x);
+        compact_into(a, &mut y);
+        let r = similarity(&x, &y, &mut self.sim_budget).unwrap_or((0, false));
+        self.bufs = (x, y);
+        r
     }
 
     /// Classify a loose-equal pair, within the budget.
@@ -1325,8 +1746,11 @@ impl<'a> Walker<'_, 'a> {
             first_view: None,
             last_view: None,
             matched: 0,
+            substantive: 0,
             informative: 0,
             exact: 0,
+            close: 0,
+            sim: 0,
             score: 0,
         };
         let (mut i, mut j) = (0usize, start);
@@ -1366,8 +1790,11 @@ impl<'a> Walker<'_, 'a> {
                 });
                 w.matched += 1;
                 w.exact += 1;
-                if substantive(e) && self.index.count(ekeys[i]) <= COMMON_KEY {
-                    w.informative += 1;
+                if substantive(e) {
+                    w.substantive += 1;
+                    if self.index.count(ekeys[i]) <= COMMON_KEY {
+                        w.informative += 1;
+                    }
                 }
                 w.score += 3;
                 i += 1;
@@ -1389,10 +1816,16 @@ impl<'a> Walker<'_, 'a> {
                 });
                 if !content {
                     w.matched += 1;
-                    if substantive(e) && self.index.count(ekeys[i]) <= COMMON_KEY {
-                        w.informative += 1;
+                    if substantive(e) {
+                        w.substantive += 1;
+                        if self.index.count(ekeys[i]) <= COMMON_KEY {
+                            w.informative += 1;
+                        }
                     }
                 }
+                // Among loosely equal lines, the one whose bytes differ
+                // least (a CR alone, not a CR and the indentation) is nearer.
+                w.sim += u64::from(raw_closeness(e, a));
                 w.score += 2;
                 i += 1;
                 j += 1;
@@ -1459,6 +1892,7 @@ impl<'a> Walker<'_, 'a> {
                     });
                     w.matched += 1;
                     w.informative += 1;
+                    w.substantive += 1;
                     w.score += 2;
                     i += 1;
                     j += p;
@@ -1491,8 +1925,11 @@ impl<'a> Walker<'_, 'a> {
                         note: Some(note),
                     });
                     w.matched += 1;
-                    if self.index.count(loose_key(rest)) <= COMMON_KEY && substantive(rest) {
-                        w.informative += 1;
+                    if substantive(rest) {
+                        w.substantive += 1;
+                        if self.index.count(loose_key(rest)) <= COMMON_KEY {
+                            w.informative += 1;
+                        }
                     }
                     w.score += 2;
                     i += 1;
@@ -1540,7 +1977,14 @@ impl<'a> Walker<'_, 'a> {
                 causes: vec![Cause::ContentDiffers],
                 note,
             });
-            w.score -= 1;
+            let (sim, close) = self.similarity(e, a);
+            w.sim += u64::from(sim);
+            if close && substantive(e) {
+                w.close += 1;
+                w.score += 1;
+            } else {
+                w.score -= 1;
+            }
             i += 1;
             j += 1;
         }
@@ -1548,7 +1992,10 @@ impl<'a> Walker<'_, 'a> {
     }
 }
 
-/// Order causes by how many rows they explain, ties by [`Cause::ALL`].
+/// Order causes: `content_differs` first when any row has it (copying the
+/// invisible characters right would not be enough: the model must re-read
+/// the lines), then by how many rows each explains, ties by [`Cause::ALL`]
+/// (C-diag-causes).
 fn rank_causes(counts: &BTreeMap<Cause, usize>) -> Vec<Cause> {
     let mut v: Vec<(Cause, usize)> = counts.iter().map(|(c, n)| (*c, *n)).collect();
     let pos = |c: Cause| {
@@ -1557,7 +2004,13 @@ fn rank_causes(counts: &BTreeMap<Cause, usize>) -> Vec<Cause> {
             .position(|&x| x == c)
             .unwrap_or(usize::MAX)
     };
-    v.sort_by(|a, b| b.1.cmp(&a.1).then(pos(a.0).cmp(&pos(b.0))));
+    let content = |c: Cause| c != Cause::ContentDiffers;
+    v.sort_by(|a, b| {
+        content(a.0)
+            .cmp(&content(b.0))
+            .then(b.1.cmp(&a.1))
+            .then(pos(a.0).cmp(&pos(b.0)))
+    });
     v.into_iter().map(|(c, _)| c).collect()
 }
 
@@ -1585,11 +2038,15 @@ fn compact(view: &View<'_>, expected: &[&[u8]], raw: &[RawRow]) -> (Vec<Row>, us
     let mut out: Vec<Row> = Vec::new();
     let mut k = 0;
     while k < raw.len() {
-        if !near(k) {
+        let run = raw[k..]
+            .iter()
+            .enumerate()
+            .take_while(|&(o, _)| !near(k + o))
+            .count();
+        // A run of one is shown: folding it saves nothing.
+        if run >= 2 {
             let from = k;
-            while k < raw.len() && !near(k) {
-                k += 1;
-            }
+            k += run;
             out.push(Row {
                 status: RowStatus::Skipped,
                 line: raw[from].view.map(|v| view.report(v)),
@@ -1677,7 +2134,6 @@ fn exact_occurrences(view: &View<'_>, index: &Index, lines: &[&[u8]], limit: usi
 
 fn locate(view: &View<'_>, index: &Index, expected: &[&[u8]]) -> Option<Located> {
     let ekeys: Vec<u64> = expected.iter().map(|l| loose_key(l)).collect();
-    let cands = candidates(index, expected);
     let mut walker = Walker {
         view,
         index,
@@ -1685,32 +2141,62 @@ fn locate(view: &View<'_>, index: &Index, expected: &[&[u8]]) -> Option<Located>
         buf: Vec::new(),
         classify: false,
         classified: 0,
+        sim_budget: SIMILARITY_BUDGET,
+        bufs: Default::default(),
     };
-    let mut walks: Vec<(Walk, usize, usize)> = cands
+    let mut walks: Vec<(Walk, usize, usize)> = Vec::new();
+    let walk_all = |walker: &mut Walker<'_, '_>, c: Candidates, walks: &mut Vec<_>| {
+        for (start, votes) in c.with_earlier_starts().ranked {
+            if !walks.iter().any(|(_, _, s)| *s == start) {
+                walks.push((walker.walk(expected, &ekeys, start), votes, start));
+            }
+        }
+    };
+    walk_all(&mut walker, candidates(index, expected), &mut walks);
+    // No rare substantive line found, even loosely, and no candidate that
+    // has every line: a content mistake has nothing to anchor on (a close
+    // line alone may be a near-duplicate elsewhere); look for lines sharing
+    // the edit's 4-grams too.
+    if !walks
         .iter()
-        .map(|&(start, votes)| (walker.walk(expected, &ekeys, start), votes, start))
-        .collect();
+        .any(|(w, _, _)| w.informative > 0 || w.matched == expected.len())
+    {
+        walk_all(&mut walker, gram_candidates(view, expected), &mut walks);
+    }
+    // Best first: alignment score, then similarity (among near-duplicate
+    // regions the closer wins), votes, and the earlier start.
     walks.sort_by(|a, b| {
         b.0.score
             .cmp(&a.0.score)
+            .then(b.0.sim.cmp(&a.0.sim))
             .then(b.1.cmp(&a.1))
             .then(a.2.cmp(&b.2))
     });
-    // Similar means: a substantive, not common line matches (up to invisible
-    // differences); or, for an edit with no substantive line, half its lines.
-    let subst = expected.iter().filter(|l| substantive(l)).count();
+    // Similar means strong evidence (see [`Walk::strong`]); failing that,
+    // at least half the expected lines found loosely, a substantive one
+    // among them if the edit has any (an edit of short lines, or of lines
+    // each common in the file).
+    let any_strong = walks.iter().any(|(w, _, _)| w.strong());
+    let subst = expected.iter().any(|l| substantive(l));
     let mut good = walks.into_iter().filter(|(w, _, _)| {
-        w.informative > 0 || (subst == 0 && w.matched > 0 && 2 * w.matched >= expected.len())
+        if any_strong {
+            w.strong()
+        } else {
+            w.matched > 0 && 2 * w.matched >= expected.len() && (!subst || w.substantive > 0)
+        }
     });
     let (_, _, best_start) = good.next()?;
     walker.classify = true;
     let best = walker.walk(expected, &ekeys, best_start);
-    let best_first = best.first_view;
     let mut others: Vec<usize> = Vec::new();
     for (w, _, _) in good {
-        if let Some(f) = w.first_view {
+        if let (Some(f), Some(l)) = (w.first_view, w.last_view) {
             let line = view.report(f);
-            let same = best_first.is_some_and(|b| b.abs_diff(f) <= 2);
+            // A candidate overlapping the chosen region is the same place.
+            let same = match (best.first_view, best.last_view) {
+                (Some(bf), Some(bl)) => f <= bl + 2 && l + 2 >= bf,
+                _ => false,
+            };
             if !same && !others.contains(&line) {
                 others.push(line);
             }
@@ -1939,7 +2425,7 @@ fn diagnose_hunk(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis
     }
     let Some(located) = locate(&view, &index_, &expected) else {
         d.causes = vec![Cause::NoSimilarRegion];
-        d.hint = "no region of the file resembles the hunk's old lines, even ignoring whitespace and look-alike characters: check the path, and re-read the file before writing the hunk".into();
+        d.hint = no_similar_hint(&index_, &expected, "the hunk's old lines");
         return d;
     };
     from_walk(&view, &expected, &located, &mut d);
@@ -1961,6 +2447,25 @@ fn diagnose_hunk(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis
     }
     d.hint = hint_for(&d, &located.walk);
     d
+}
+
+/// The hint of `no_similar_region`: "check the path" only when no
+/// substantive line of the edit is in the file at all, even loosely.
+fn no_similar_hint(index: &Index, expected: &[&[u8]], what: &str) -> String {
+    let found = expected.iter().filter(|l| substantive(l)).find_map(|l| {
+        let n = index.count(loose_key(l));
+        (n > 0).then_some((l, n))
+    });
+    match found {
+        None => format!(
+            "no region of the file resembles {what}, even ignoring whitespace and look-alike characters: check the path, and re-read the file before writing the edit"
+        ),
+        Some((l, n)) => format!(
+            "no region of the file has {what} together, even loosely, though some occur on their own (e.g. {:?}, {n} time{}): re-read the region you mean and copy it exactly, with context lines that occur only there",
+            visible(l, 0),
+            if n == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 /// The hint sentence for a located diagnosis.
@@ -2070,11 +2575,23 @@ fn hint_for(d: &Diagnosis, w: &Walk) -> String {
 
 /// Diagnose hunk `index`, whose old lines occur more than once: every match
 /// (up to [`MAX_MATCHES`]) and the nearest lines that tell it apart.
-pub fn multiple_matches(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis {
-    multiple_matches_inner(original, hunks, index).total()
+/// `total` is how many matches the matcher counted
+/// ([`crate::matching::HunkFailure::MultipleMatches`]).
+pub fn multiple_matches(
+    original: &[u8],
+    hunks: &[Hunk<'_>],
+    index: usize,
+    total: usize,
+) -> Diagnosis {
+    multiple_matches_inner(original, hunks, index, total).total()
 }
 
-fn multiple_matches_inner(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> Diagnosis {
+fn multiple_matches_inner(
+    original: &[u8],
+    hunks: &[Hunk<'_>],
+    index: usize,
+    total: usize,
+) -> Diagnosis {
     let Some(hunk) = hunks.get(index) else {
         return Diagnosis::new(vec![Cause::AmbiguousContext], "no such hunk".into());
     };
@@ -2143,6 +2660,12 @@ fn multiple_matches_inner(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> 
         d.matches.push(site);
     }
     d.line = d.matches.first().map(|s| s.line);
+    let total = total.max(d.matches.len());
+    d.match_count = Some(total);
+    let more = match total.saturating_sub(d.matches.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
     let example = d.matches.iter().find_map(|s| {
         s.above
             .as_ref()
@@ -2155,14 +2678,14 @@ fn multiple_matches_inner(original: &[u8], hunks: &[Hunk<'_>], index: usize) -> 
     });
     d.hint = match example {
         Some(e) => format!(
-            "the hunk's old lines occur at lines {}; extend the hunk with context lines up to a line that tells the intended place apart, e.g. {e}",
+            "the hunk's old lines occur {total} times, at lines {}{more}; extend the hunk with context lines up to a line that tells the intended place apart, e.g. {e}",
             d.matches
                 .iter()
                 .map(|s| s.line.to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        None => "the hunk's old lines occur more than once and no nearby line tells the matches apart: add more context, or anchor the hunk with *** End of File".into(),
+        None => format!("the hunk's old lines occur {total} times and no nearby line tells the matches apart: add more context, or anchor the hunk with *** End of File"),
     };
     d
 }
@@ -2193,7 +2716,9 @@ fn stale_file_inner(current: &[u8], hunks: &[Hunk<'_>]) -> Option<Diagnosis> {
     };
     let k = err.hunk_index;
     let mut d = match err.failure {
-        crate::matching::HunkFailure::MultipleMatches { .. } => multiple_matches(current, hunks, k),
+        crate::matching::HunkFailure::MultipleMatches { count: total, .. } => {
+            multiple_matches(current, hunks, k, total)
+        }
         _ => diagnose_hunk(current, hunks, k),
     };
     d.causes.retain(|&c| c != Cause::FileChanged);
@@ -2372,8 +2897,11 @@ fn line_mismatch_inner(
             first_view: None,
             last_view: None,
             matched,
+            substantive: 0,
             informative: 0,
             exact: 0,
+            close: 0,
+            sim: 0,
             score: 0,
         };
         d.hint = hint_for(&d, &w).replace("hunk", "expected line");
@@ -2402,7 +2930,7 @@ fn line_mismatch_inner(
     }
     if matched == 0 && direct_counts.keys().all(|&c| c == Cause::ContentDiffers) {
         d.causes = vec![Cause::NoSimilarRegion];
-        d.hint = "nothing in the file resembles expectedOriginalLines, even ignoring whitespace and look-alike characters: re-read the file and copy the lines exactly".into();
+        d.hint = no_similar_hint(&index, &exp, "expectedOriginalLines");
         let (rows, omitted) = compact(&view, &exp, &direct);
         d.rows = rows;
         d.omitted_rows = omitted;
@@ -2471,6 +2999,217 @@ mod tests {
         assert_eq!(strip_line_number(b"12345678\tx"), None);
     }
 
+    /// A source-like file of `n` distinct lines with `special` lines
+    /// (1-based line, text) put in place.
+    fn source(n: usize, special: &[(usize, &str)]) -> String {
+        let mut lines: Vec<String> = (1..=n)
+            .map(|i| match i % 7 {
+                0 => "    }".to_string(),
+                3 => String::new(),
+                _ => format!("        let total_{i} = account_{i}.balance() + fees({i});"),
+            })
+            .collect();
+        for (at, text) in special {
+            lines[at - 1] = text.to_string();
+        }
+        lines.join("\n") + "\n"
+    }
+
+    /// Diagnose the first hunk of an envelope's one Update section.
+    fn diagnose(file: &str, body: &str) -> Diagnosis {
+        let text = format!("*** Begin Patch\n*** Update File: f\n@@\n{body}*** End Patch\n");
+        let patch = crate::envelope::parse(&text).expect("the test envelope parses");
+        let crate::envelope::SectionKind::Update { hunks, .. } = &patch.sections[0].kind else {
+            unreachable!("one Update section")
+        };
+        let err = crate::matching::apply_hunks(file.as_bytes(), hunks)
+            .expect_err("the test hunk does not apply");
+        match err.failure {
+            crate::matching::HunkFailure::MultipleMatches { count: total, .. } => {
+                multiple_matches(file.as_bytes(), hunks, 0, total)
+            }
+            _ => hunk_not_found(file.as_bytes(), hunks, 0, false),
+        }
+    }
+
+    #[test]
+    fn a_typo_among_common_words_is_located_by_its_grams() {
+        // Every word of the line is common in the file; the misspelt one
+        // is absent. Only the 4-grams of the whole line tell.
+        let mut lines: Vec<String> = (0..300)
+            .map(|i| format!("        optional($.rule_{i}),"))
+            .collect();
+        lines[149] = "        optional($.guard),".into();
+        let file = lines.join("\n") + "\n";
+        let d = diagnose(
+            &file,
+            "-        optional($.guarrd),\n+        optional($.guard2),\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(150)));
+    }
+
+    #[test]
+    fn a_one_or_two_line_typo_is_located() {
+        let file = source(1500, &[(1201, "    print(\"Hello, \" + name)")]);
+        let d = diagnose(&file, "-    print(\"Hello, \" + nme)\n+    print(name)\n");
+        assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(1201)));
+        // Both lines of a two-line hunk misquoted.
+        let file = source(
+            1500,
+            &[
+                (900, "    let widget = Widget::new(config);"),
+                (901, "    widget.render(&mut frame);"),
+            ],
+        );
+        let d = diagnose(
+            &file,
+            "-    let widget = Widget::new(cfg);\n-    widget.rendr(&mut frame);\n+    draw();\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(900)));
+        // A misquoted line between short ones.
+        let file = source(
+            1500,
+            &[
+                (700, "    }"),
+                (701, "    register_handler(router, \"/health\"));"),
+                (702, "));"),
+            ],
+        );
+        let d = diagnose(
+            &file,
+            " }\n-    register_handlr(router, \"/health\"));\n+    x();\n ));\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(700)));
+    }
+
+    #[test]
+    fn a_blank_line_dropped_after_a_short_first_line_is_named() {
+        let file = source(
+            1500,
+            &[
+                (1098, "    }"),
+                (1099, ""),
+                (1100, "    /// One level of the tree."),
+                (1101, "    fn level(&self) -> usize {"),
+            ],
+        );
+        let d = diagnose(
+            &file,
+            "     }\n     /// One level of the tree.\n-    fn level(&self) -> usize {\n+    fn depth(&self) -> usize {\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::BlankLineMissing, Some(1098)));
+    }
+
+    #[test]
+    fn similarity_breaks_ties_between_near_duplicates() {
+        let file = source(
+            300,
+            &[
+                (100, "    config.retry_limit = compute_limit(alpha);"),
+                (200, "    config.retry_limit = compute_limit(beta);"),
+            ],
+        );
+        let d = diagnose(
+            &file,
+            "-    config.retry_limit = compute_limit(betta);\n+    x();\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::ContentDiffers, Some(200)));
+        assert_eq!(d.other_candidates, vec![100]);
+    }
+
+    #[test]
+    fn among_loose_matches_the_byte_closest_wins() {
+        // Line 100 differs from the hunk in indentation and CR, line 200
+        // in the CR only.
+        let file = source(
+            300,
+            &[
+                (100, "      if (is_relevant(child)) {"),
+                (200, "        if (is_relevant(child)) {"),
+            ],
+        );
+        let d = diagnose(
+            &file,
+            "-        if (is_relevant(child)) {\r\n+        if (x) {\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::LineEndings, Some(200)));
+    }
+
+    #[test]
+    fn a_content_difference_ranks_first() {
+        let file = source(
+            300,
+            &[(100, "    let alpha = 1;  "), (101, "    let beta = 2;")],
+        );
+        let d = diagnose(
+            &file,
+            "-    let alpha = 1;\n-    let betta = 2;\n+    x();\n",
+        );
+        assert_eq!(
+            d.causes,
+            vec![Cause::ContentDiffers, Cause::TrailingWhitespace]
+        );
+        assert_eq!(d.line, Some(100));
+    }
+
+    #[test]
+    fn lines_each_common_in_the_file_are_still_similar() {
+        // Every line of the hunk occurs more than COMMON_KEY times.
+        let mut lines = Vec::new();
+        for i in 0..100 {
+            lines.push(format!("fn f{i}() {{"));
+            lines.push("    return result;".to_string());
+            lines.push("}".to_string());
+        }
+        let file = lines.join("\n") + "\n";
+        let d = diagnose(&file, "-    return result; \n+    return other;\n }\n");
+        assert_eq!(d.cause(), Cause::TrailingWhitespace);
+        assert!(d.line.is_some());
+    }
+
+    #[test]
+    fn no_similar_region_says_check_the_path_only_when_nothing_is_there() {
+        let mut lines = Vec::new();
+        for i in 0..50 {
+            lines.push(format!("fn f{i}() -> u32 {{"));
+            lines.push("    return result;".to_string());
+            lines.push("}".to_string());
+        }
+        let file = lines.join("\n") + "\n";
+        let d = diagnose(
+            &file,
+            "-    return result;\n-    frobnicate(widget_handle);\n-    quux_the_thing(now);\n+    x();\n",
+        );
+        assert_eq!((d.cause(), d.line), (Cause::NoSimilarRegion, None));
+        assert!(d.hint.contains("50 times"), "{}", d.hint);
+        assert!(!d.hint.contains("check the path"), "{}", d.hint);
+        let d = diagnose(&file, "-    frobnicate(widget_handle);\n+    x();\n");
+        assert!(d.hint.contains("check the path"), "{}", d.hint);
+    }
+
+    #[test]
+    fn spacing_and_dashes_are_classified_as_documented() {
+        let c = |e: &str, a: &str| classify_pair(e.as_bytes(), a.as_bytes());
+        assert_eq!(c("foo(a,b)", "foo(a, b)"), vec![Cause::InnerWhitespace]);
+        assert_eq!(c("a -- b", "a \u{2014} b"), vec![Cause::UnicodeLookalike]);
+        assert_eq!(c("a - b", "a \u{2014} b"), vec![Cause::UnicodeLookalike]);
+        assert_eq!(c("x--", "x-"), vec![Cause::ContentDiffers]);
+        assert_eq!(loose_key("a \u{2014} b".as_bytes()), loose_key(b"a--b"));
+    }
+
+    #[test]
+    fn similarity_is_an_edit_distance_on_a_budget() {
+        let mut budget = SIMILARITY_BUDGET;
+        assert_eq!(osa_distance(b"name", b"nmae"), 1);
+        assert_eq!(osa_distance(b"kitten", b"sitting"), 3);
+        let (sim, close) = similarity(b"print(name)", b"print(nme)", &mut budget).unwrap();
+        assert!(close && sim > 900);
+        let (_, close) = similarity(b"returnNone", b"returnself", &mut budget).unwrap();
+        assert!(!close);
+        let mut none = 0;
+        assert_eq!(similarity(b"abcdef", b"abXYef", &mut none), None);
+    }
+
     mod props {
         use super::*;
         use crate::envelope::{HunkLine, Span};
@@ -2526,7 +3265,7 @@ mod tests {
                 };
                 for i in 0..hunks.len() {
                     check(&hunk_not_found(file.as_bytes(), &hunks, i, anchored));
-                    check(&multiple_matches(file.as_bytes(), &hunks, i));
+                    check(&multiple_matches(file.as_bytes(), &hunks, i, 2));
                 }
                 if let Some(d) = stale_file(file.as_bytes(), &hunks) {
                     check(&d);

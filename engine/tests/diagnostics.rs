@@ -40,6 +40,10 @@ fn items() -> Vec<Item> {
         let list: Vec<Value> = serde_json::from_str(&text).expect("an item file is a JSON array");
         for v in list {
             let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            let content = match v["base"].as_str() {
+                Some(base) => rebuild(base, &v["fileEdits"], v["eol"].as_str().unwrap_or("\n")),
+                None => s("content"),
+            };
             out.push(Item {
                 id: s("id"),
                 tool: s("tool"),
@@ -47,11 +51,41 @@ fn items() -> Vec<Item> {
                 line: v["line"].as_u64(),
                 mistake: s("mistake"),
                 path: s("path"),
-                content: s("content"),
+                content,
                 params: v["params"].clone(),
             });
         }
     }
+    out
+}
+
+/// An item on a large base file (`tests/diagnostics/base/large/`): the
+/// base's lines, with `edits` (`[from, to, [lines]]`, 0-based, half-open,
+/// against the base) applied, joined by `eol`, with a final `eol`.
+fn rebuild(base: &str, edits: &Value, eol: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/diagnostics/base")
+        .join(base);
+    let text = std::fs::read_to_string(&path).expect("a base file is readable");
+    let mut lines: Vec<String> = text
+        .strip_suffix('\n')
+        .unwrap_or(&text)
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+        .collect();
+    let edits = edits.as_array().map(Vec::as_slice).unwrap_or_default();
+    for e in edits.iter().rev() {
+        let at = |k: usize| e[k].as_u64().expect("an edit bound") as usize;
+        let new: Vec<String> = e[2]
+            .as_array()
+            .expect("an edit's lines")
+            .iter()
+            .map(|l| l.as_str().expect("a line").to_string())
+            .collect();
+        lines.splice(at(0)..at(1), new);
+    }
+    let mut out = lines.join(eol);
+    out.push_str(eol);
     out
 }
 
@@ -106,34 +140,39 @@ fn the_labelled_set_is_diagnosed_on_target() {
     );
     // cause -> (items, cause right, items with a line, line right)
     let mut table: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
+    // The same by group of items (the id without its number): the large
+    // files, short hunks, two mistakes, etc.
+    let mut groups: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut problems = Vec::new();
     let (mut cause_ok, mut line_ok, mut lines) = (0, 0, 0);
     for item in &items {
         let v = run(item);
-        let row = table
-            .entry(format!("{} {}", short(&item.tool), item.cause))
-            .or_default();
-        row.0 += 1;
         if let Some(p) = &v.problem {
             problems.push(format!("{}: {p}", item.id));
         }
         let c_ok = v.cause.as_deref() == Some(item.cause.as_str());
-        if c_ok {
-            row.1 += 1;
-            cause_ok += 1;
-        }
         // Where the item has a line, the diagnosis must name it; where it has
         // none, the diagnosis must not invent one.
         let l_ok = v.line == item.line;
-        if item.line.is_some() {
-            row.2 += 1;
-            lines += 1;
-            if l_ok {
-                row.3 += 1;
-                line_ok += 1;
-            }
+        let group = item
+            .id
+            .rsplit_once('/')
+            .map_or(item.id.as_str(), |(g, _)| g);
+        for row in [
+            table
+                .entry(format!("{} {}", short(&item.tool), item.cause))
+                .or_default(),
+            groups.entry(group.to_string()).or_default(),
+        ] {
+            row.0 += 1;
+            row.1 += usize::from(c_ok);
+            row.2 += usize::from(item.line.is_some());
+            row.3 += usize::from(item.line.is_some() && l_ok);
         }
+        cause_ok += usize::from(c_ok);
+        lines += usize::from(item.line.is_some());
+        line_ok += usize::from(item.line.is_some() && l_ok);
         if !c_ok || !l_ok {
             failures.push(format!(
                 "{} ({}): want {} at {:?}, got {:?} at {:?}",
@@ -141,21 +180,20 @@ fn the_labelled_set_is_diagnosed_on_target() {
             ));
         }
     }
-    println!(
-        "\n{:<42} {:>5} {:>7} {:>7}",
-        "tool / true cause", "items", "cause", "line"
-    );
-    for (cause, (n, c, l, lr)) in &table {
-        let line = if *l == 0 {
-            "-".to_string()
-        } else {
-            format!("{lr}/{l}")
-        };
-        println!("{cause:<42} {n:>5} {:>7} {line:>7}", format!("{c}/{n}"));
+    for (title, rows) in [("tool / true cause", &table), ("group of items", &groups)] {
+        println!("\n{title:<46} {:>5} {:>7} {:>7}", "items", "cause", "line");
+        for (key, (n, c, l, lr)) in rows {
+            let line = if *l == 0 {
+                "-".to_string()
+            } else {
+                format!("{lr}/{l}")
+            };
+            println!("{key:<46} {n:>5} {:>7} {line:>7}", format!("{c}/{n}"));
+        }
     }
     let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
     println!(
-        "{:<42} {:>5} {:>6.1}% {:>6.1}%",
+        "{:<46} {:>5} {:>6.1}% {:>6.1}%",
         "total",
         items.len(),
         pct(cause_ok, items.len()),

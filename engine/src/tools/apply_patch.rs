@@ -833,6 +833,9 @@ pub(crate) fn diagnosis_json(d: &Diagnosis) -> Value {
                 .into(),
         );
     }
+    if let Some(n) = d.match_count {
+        m.insert("matchCount".into(), n.into());
+    }
     if let Some(v) = d.hash_verified {
         m.insert("hashVerified".into(), v.into());
     }
@@ -858,15 +861,34 @@ pub fn human_diagnosis(d: &Value) -> Option<String> {
     }
     out.push('\n');
     let num = |k: &str| d.get(k).and_then(Value::as_u64);
-    if let Some(line) = num("line") {
-        out.push_str(&format!("  nearest: line {line}"));
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    if let Some(h) = num("hunkIndex") {
+        out.push_str(&format!("  about hunk {h}\n"));
+    }
+    if d.get("hashVerified").and_then(Value::as_bool) == Some(true) {
+        out.push_str("  hash: verified (the file is the one the patch was written against)\n");
+    }
+    if let Some(line) = num("line").filter(|_| d.get("matches").is_none()) {
+        let label = match cause {
+            "already_applied" => "already applied at",
+            "changed_by_earlier_hunk" => "in the original file at",
+            _ => "nearest:",
+        };
+        out.push_str(&format!("  {label} line {line}"));
         if let Some(end) = num("endLine").filter(|&e| e > line) {
             out.push_str(&format!("–{end}"));
         }
-        if let (Some(m), Some(n)) = (num("matched"), num("expectedLines")) {
+        if let Some(at) = num("foundAtLine") {
+            out.push_str(&format!(" (found exactly at line {at})"));
+        } else if cause == "already_applied" {
+            out.push_str(" (the edit's result is there)");
+        } else if let (Some(m), Some(n)) = (num("matched"), num("expectedLines")) {
             out.push_str(&format!(" ({m} of {n} expected lines found)"));
         }
         out.push('\n');
+    }
+    if let Some(h) = num("earlierHunk") {
+        out.push_str(&format!("  changed by hunk {h}\n"));
     }
     for row in d
         .get("compare")
@@ -882,8 +904,8 @@ pub fn human_diagnosis(d: &Value) -> Option<String> {
         let text = |k: &str| row.get(k).and_then(Value::as_str);
         match status {
             "skipped" => out.push_str(&format!(
-                "    {line:>6}      … {} equal line(s)\n",
-                num_of(row, "count")
+                "    {line:>6}      … {}\n",
+                plural(num_of(row, "count"), "equal line", "equal lines")
             )),
             "same" => out.push_str(&format!(
                 "    {line:>6}      | {}\n",
@@ -902,23 +924,53 @@ pub fn human_diagnosis(d: &Value) -> Option<String> {
             }
         }
     }
-    for m in d
-        .get("matches")
+    if let Some(n) = num("omittedRows") {
+        out.push_str(&format!(
+            "    {:>6}      … {n} more {}\n",
+            "",
+            if n == 1 { "row" } else { "rows" }
+        ));
+    }
+    if d.get("truncated").and_then(Value::as_bool) == Some(true) {
+        out.push_str("  truncated: only the edit's first 2,000 expected lines were compared\n");
+    }
+    let others: Vec<String> = d
+        .get("otherCandidates")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
+        .filter_map(Value::as_u64)
+        .map(|l| l.to_string())
+        .collect();
+    if !others.is_empty() {
+        out.push_str(&format!("  other candidates: line {}\n", others.join(", ")));
+    }
+    let matches = d.get("matches").and_then(Value::as_array);
+    if let (Some(list), Some(count)) = (matches, num("matchCount")) {
+        out.push_str(&format!("  {count} matches"));
+        if count > list.len() as u64 {
+            out.push_str(&format!(" (the first {} listed)", list.len()));
+        }
+        out.push('\n');
+    }
+    for m in matches.into_iter().flatten() {
         out.push_str(&format!("  match at line {}", num_of(m, "line")));
         for side in ["above", "below"] {
             if let Some(s) = m.get(side).filter(|s| !s.is_null()) {
-                out.push_str(&format!(
-                    "; {side}: line {} {}",
-                    num_of(s, "line"),
-                    s.get("text").and_then(Value::as_str).unwrap_or("")
-                ));
+                let t = s.get("text").and_then(Value::as_str).unwrap_or("");
+                let line = num_of(s, "line");
+                match t {
+                    "" => out.push_str(&format!("; {side}: line {line} (blank)")),
+                    t => out.push_str(&format!("; {side}: line {line} | {t}")),
+                }
             }
         }
         out.push('\n');
+    }
+    if let (Some(list), Some(count)) = (matches, num("matchCount")) {
+        if count > list.len() as u64 {
+            out.push_str(&format!("  … and {} more\n", count - list.len() as u64));
+        }
     }
     if let Some(h) = d.get("hint").and_then(Value::as_str) {
         out.push_str(&format!("  hint: {h}\n"));
@@ -998,18 +1050,22 @@ fn hunk_error(
             base(ErrorKind::PatchApplyError, what, "context_not_found")
                 .with("diagnosis", diagnosis_json(&d))
         }
-        HunkFailure::MultipleMatches { lines, .. } => base(
+        HunkFailure::MultipleMatches { lines, count: total } => base(
             ErrorKind::MultipleMatches,
             format!(
-                "its context and removed lines occur more than once (at lines {}); add context to make it unique",
-                lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+                "its context and removed lines occur more than once (at lines {}{}); add context to make it unique",
+                lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+                match total.saturating_sub(lines.len()) {
+                    0 => String::new(),
+                    more => format!(" … and {more} more"),
+                }
             ),
             "multiple_matches",
         )
         .with("matchLines", lines)
         .with(
             "diagnosis",
-            diagnosis_json(&diagnose::multiple_matches(original, hunks, i)),
+            diagnosis_json(&diagnose::multiple_matches(original, hunks, i, total)),
         ),
         HunkFailure::Overlapping { other_hunk, line } => base(
             ErrorKind::OverlappingEdits,

@@ -11,6 +11,7 @@ construction. Deterministic: `python3 generate.py` rewrites items/*.json
 byte for byte. The harness is ../diagnostics.rs; it only reads items/.
 """
 
+import difflib
 import hashlib
 import json
 import os
@@ -33,7 +34,19 @@ PATHS = {
     "report.rb": "app/report.rb",
     "README.md": "README.md",
 }
+# Real files of hundreds to thousands of lines (base/large/, see its
+# NOTICE.md). Items on them store the file as `base` plus `fileEdits`
+# instead of inline `content`, and `eol` when the file is CRLF.
+LARGE = {
+    "large/smallvec.rs": "src/smallvec.rs",
+    "large/grammar.js": "grammar/grammar.js",
+    "large/node.c": "lib/src/node.c",
+    "large/unicode.py": "scripts/unicode.py",
+    "large/DESIGN.md": "docs/DESIGN.md",
+}
+PATHS.update(LARGE)
 COMMENT = {
+    ".js": " // checked",
     ".py": "  # checked",
     ".rs": " // checked",
     ".ts": " // checked",
@@ -46,9 +59,9 @@ COMMENT = {
 }
 
 
-def load():
+def load(names=None):
     files = {}
-    for name in sorted(PATHS):
+    for name in sorted(names if names is not None else set(PATHS) - set(LARGE)):
         with open(os.path.join(BASE, name), encoding="utf-8", newline="") as f:
             files[name] = f.read()
     return files
@@ -622,6 +635,344 @@ def wp(rng, files, variant, kind):
     return wp_item(kind, reg, content, start, exp, new, line, mistake, op)
 
 
+# --------------------------------------------------------------------------
+# Mutations on the large real files: short hunks (one or two lines), content
+# typos with nothing else to anchor on, CRLF files, several matches, and two
+# mistakes at once (the primary cause then follows the documented rule,
+# C-diag-causes: content_differs first when present, else the cause of the
+# most rows, ties in the table's order).
+
+
+def loose(text):
+    return re.sub(r"\s+", "", text)
+
+
+def osa(a, b, limit):
+    """Optimal-string-alignment distance, or limit + 1 when it exceeds limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2 = None
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, prev2[j - 2] + 1)
+            cur[j] = v
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def typo(rng, line):
+    """The line with one identifier of 4+ letters misspelt, or None."""
+    words = [w for w in re.finditer(r"[A-Za-z_][A-Za-z0-9_]{3,}", line)]
+    if not words:
+        return None
+    w = rng.choice(words)
+    t = w.group()
+    op = rng.randrange(4)
+    i = rng.randrange(1, len(t) - 1)
+    if op == 0:
+        t2 = t[:i] + t[i + 1 :]  # a letter dropped
+    elif op == 1 and t[i] != t[i + 1]:
+        t2 = t[:i] + t[i + 1] + t[i] + t[i + 2 :]  # two letters swapped
+    elif op == 2:
+        t2 = t[:i] + t[i] + t[i:]  # a letter doubled
+    else:
+        vowels = "aeiou"
+        j = next((k for k in range(1, len(t)) if t[k] in vowels), None)
+        if j is None:
+            return None
+        t2 = t[:j] + rng.choice([v for v in vowels if v != t[j]]) + t[j + 1 :]
+    return line[: w.start()] + t2 + line[w.end() :]
+
+
+def unambiguous_typo(lines, at, text):
+    """No other line of the file is as close to the misspelt line as its own."""
+    own = osa(loose(text), loose(lines[at]), 12)
+    for i, l in enumerate(lines):
+        if i != at and osa(loose(text), loose(l), own) <= own:
+            return False
+    return True
+
+
+def short(line):
+    return 0 < len(line.strip()) <= 3
+
+
+def substantive_line(line):
+    return len(line.strip()) >= 12 and re.search(r"[A-Za-z_]{4,}", line) is not None
+
+
+def new_side_absent(content, body):
+    """The hunk's new side is not in the file (else it is, rightly, already_applied)."""
+    new = [b[1:] for b in body if b[:1] in (" ", "+")]
+    return not occurrences(split(content), new)
+
+
+def big_region(rng, big, k, want, tries=4000):
+    names = sorted(big)
+    for _ in range(tries):
+        name = rng.choice(names)
+        lines = split(big[name])
+        r = rng.randrange(0, len(lines) - k - 1)
+        if len(occurrences(lines, lines[r : r + k])) != 1:
+            continue
+        c = want(lines, r)
+        if c is None:
+            continue
+        return Region(name, lines, r, k, c)
+    raise SystemExit("no large region found; loosen the constraints")
+
+
+def m_big_typo(rng, big, variant):
+    """One- or two-line hunks whose only informative lines are misspelt."""
+    shape = variant % 4
+    if shape == 0:
+        k, want = 1, lambda L, r: r if substantive_line(L[r]) else None
+    elif shape == 1:
+        k, want = 2, lambda L, r: r if substantive_line(L[r]) and substantive_line(L[r + 1]) else None
+    elif shape == 2:
+        # A misspelt line after a short one (`}`, `));`).
+        k, want = 2, lambda L, r: r + 1 if short(L[r]) and substantive_line(L[r + 1]) else None
+    else:
+        # A misspelt line between short ones.
+        k, want = 3, lambda L, r: r + 1 if short(L[r]) and substantive_line(L[r + 1]) and short(L[r + 2]) else None
+    reg = big_region(rng, big, k, want)
+    old = list(reg.old)
+    targets = [reg.c - reg.r] + ([1] if shape == 1 else [])
+    for t in targets:
+        m = typo(rng, old[t])
+        if m is None or m == old[t] or not unambiguous_typo(reg.lines, reg.r + t, m):
+            return None
+        old[t] = m
+    if not still_fails(big[reg.name], old) or not new_side_absent(big[reg.name], reg.body(old)):
+        return None
+    patch = envelope(PATHS[reg.name], [reg.body(old)])
+    what = ["a one-line hunk", "a two-line hunk, both lines", "a line after a short one", "a line between short ones"][shape]
+    return ap_item("content_differs", reg, None, patch, reg.r + 1, "%s misspelt (nothing else to anchor on)" % what)
+
+
+def m_big_short_ws(rng, big, variant):
+    """One- or two-line hunks with an invisible mistake."""
+    k = 1 + variant % 2
+    reg = big_region(rng, big, k, lambda L, r: r if all(substantive_line(l) for l in L[r : r + k]) and L[r].startswith("  ") else None)
+    old = list(reg.old)
+    kind = ["trailing_whitespace", "indentation", "inner_whitespace"][variant % 3]
+    if kind == "trailing_whitespace":
+        old[0] += " "
+    elif kind == "indentation":
+        old[0] = old[0][2:]
+    else:
+        m = re.search(r"([,=]) (\S)", old[0])
+        if not m:
+            return None
+        old[0] = old[0][: m.start() + 1] + old[0][m.start() + 2 :]
+    if not still_fails(big[reg.name], old):
+        return None
+    patch = envelope(PATHS[reg.name], [reg.body(old)])
+    return ap_item(kind, reg, None, patch, reg.r + 1, "a %d-line hunk with a %s mistake" % (k, kind))
+
+
+def m_big_blank_after_short(rng, big, variant):
+    """`}` / (blank dropped) / `/// doc` / `fn ...`: the blank after a short first line."""
+    def want(L, r):
+        if short(L[r]) and L[r + 1].strip() == "" and substantive_line(L[r + 2]) and substantive_line(L[r + 3]):
+            return r + 3
+        return None
+
+    reg = big_region(rng, big, 4, want)
+    old = [reg.old[0], reg.old[2], reg.old[3]]
+    body = [" " + reg.old[0], " " + reg.old[2], "-" + reg.old[3], "+" + reg.new_line]
+    if not still_fails(big[reg.name], old):
+        return None
+    patch = envelope(PATHS[reg.name], [body])
+    return ap_item("blank_line_missing", reg, None, patch, reg.r + 1, "the blank line after a short first line left out")
+
+
+def m_big_multi(rng, big, variant):
+    """A short hunk whose old lines occur more than once."""
+    names = sorted(big)
+    for _ in range(4000):
+        name = rng.choice(names)
+        lines = split(big[name])
+        k = 1 + rng.randrange(3)
+        r = rng.randrange(0, len(lines) - k)
+        old = lines[r : r + k]
+        if not any(substantive_line(l) for l in old):
+            continue
+        occ = occurrences(lines, old)
+        if len(occ) < 2:
+            continue
+        c = next(i for i in range(r, r + k) if substantive_line(lines[i]))
+        reg = Region(name, lines, r, k, c)
+        patch = envelope(PATHS[name], [reg.body()])
+        return ap_item(
+            "ambiguous_context", reg, None, patch, occ[0] + 1, "%d-line old side that occurs %d times" % (k, len(occ))
+        )
+    return None
+
+
+def m_big_crlf(rng, big, variant):
+    """A CRLF file and a hunk with one mistake."""
+    kind = ["content_differs", "trailing_whitespace", "indentation", "line_endings"][variant % 4]
+    k = 1 + variant % 3
+    reg = big_region(rng, big, k, lambda L, r: r if all(substantive_line(l) for l in L[r : r + k]) and L[r].startswith("  ") else None)
+    lines = list(reg.lines)
+    old = list(reg.old)
+    body = None
+    if kind == "content_differs":
+        m = typo(rng, old[0])
+        if m is None or m == old[0] or not unambiguous_typo(lines, reg.r, m):
+            return None
+        old[0] = m
+    elif kind == "trailing_whitespace":
+        lines[reg.r] += "  "
+    elif kind == "indentation":
+        old = [l[2:] for l in old]
+    else:
+        body = [b + "\r" for b in reg.body()]
+    content = join(lines, "\r\n")
+    if body is None:
+        body = reg.body(old)
+    patch = envelope(PATHS[reg.name], [body])
+    return ap_item(kind, reg, content, patch, reg.r + 1, "a CRLF file; the hunk has a %s mistake" % kind)
+
+
+def m_big_two(rng, big, variant):
+    """Two mistakes in one hunk; the label is the documented primary cause."""
+    kind = variant % 4
+    k = 4
+    reg = big_region(
+        rng, big, k, lambda L, r: r + 1 if all(substantive_line(l) for l in L[r : r + k]) and all(l.startswith("  ") for l in L[r : r + k]) else None
+    )
+    lines = list(reg.lines)
+    old = list(reg.old)
+    body = None
+    if kind == 0:
+        # A misspelt line and a dropped trailing space: content first.
+        m = typo(rng, old[2])
+        if m is None or m == old[2]:
+            return None
+        old[2] = m
+        lines[reg.r + 3] += " "
+        label, mistake = "content_differs", "a misspelt line and a dropped trailing space"
+    elif kind == 1:
+        # Line-number prefixes on every line, curly quotes on one: prefix (4 rows) first.
+        q = next((i for i, l in enumerate(old) if '"' in l or "'" in l), None)
+        if q is None:
+            return None
+        old = [curly(l) if i == q else l for i, l in enumerate(old)]
+        old = ["%d: " % (reg.r + 1 + i) + l for i, l in enumerate(old)]
+        label, mistake = "line_number_prefix", "line-number prefixes on every line and curly quotes on one"
+    elif kind == 2:
+        # Re-indented lines (4 rows) and one trailing space (1 row).
+        old = [l[2:] for l in old]
+        old[3] += " "
+        label, mistake = "indentation", "every line re-indented and one trailing space added"
+    else:
+        # CR on every line (4 rows) and two lines re-indented (2 rows).
+        old = [l[2:] if i < 2 else l for i, l in enumerate(old)]
+        body = [b + "\r" for b in reg.body(old)]
+        label, mistake = "line_endings", "CR on every line and two lines re-indented"
+    if body is None:
+        body = reg.body(old)
+    content = join(lines)
+    patch = envelope(PATHS[reg.name], [body])
+    return ap_item(label, reg, content, patch, reg.r + 1, "two mistakes: " + mistake)
+
+
+def wp_big(rng, big, variant, kind):
+    k = 1 + variant % 3
+    reg = big_region(rng, big, k, lambda L, r: r if all(substantive_line(l) for l in L[r : r + k]) else None)
+    lines = list(reg.lines)
+    exp = list(reg.old)
+    start = reg.r + 1
+    crlf = False
+    if kind == "content_differs":
+        m = typo(rng, exp[0])
+        if m is None or m == exp[0] or not unambiguous_typo(lines, reg.r, m):
+            return None
+        exp[0] = m
+        if variant % 2:
+            # ... and stale line numbers too.
+            start = max(1, start + rng.choice([-3, -2, 2, 5]))
+        mistake = "a misspelt expected line" + (" at a stale startLine" if start != reg.r + 1 else "")
+    elif kind == "lines_shifted":
+        delta = rng.choice([-4, -1, 1, 3, 6])
+        if not (1 <= start + delta and start + delta + k - 1 <= len(lines)):
+            return None
+        if lines[reg.r + delta : reg.r + delta + k] == exp:
+            return None
+        start += delta
+        mistake = "stale line numbers in a large file"
+    elif kind == "trailing_whitespace":
+        lines[reg.r] += "  "
+        mistake = "the file line has trailing spaces the expected line dropped"
+    else:
+        crlf = True
+        exp = [l + "\r" for l in exp]
+        mistake = "a CRLF file split on LF: the expected lines keep their CR"
+    content = join(lines, "\r\n" if crlf else "\n")
+    return wp_item(kind, reg, content, start, exp, reg.new_side(), reg.r + 1, mistake, "replace")
+
+
+BIG_AP = [
+    ("content_differs", m_big_typo, 40),
+    ("short_whitespace", m_big_short_ws, 9),
+    ("blank_line_missing", m_big_blank_after_short, 6),
+    ("ambiguous_context", m_big_multi, 8),
+    ("crlf", m_big_crlf, 12),
+    ("two_mistakes", m_big_two, 8),
+]
+BIG_WP = [
+    ("content_differs", 8),
+    ("lines_shifted", 4),
+    ("trailing_whitespace", 3),
+    ("line_endings", 3),
+]
+
+
+def compress(item, big):
+    """Store an item on a large file as its base plus line edits."""
+    name = next((n for n in big if PATHS[n] == item["path"]), None)
+    if name is None:
+        return item
+    content = item.pop("content")
+    eol = "\r\n" if "\r\n" in content else "\n"
+    base = split(big[name])
+    now = content.split(eol)
+    assert now[-1] == "", "large items end with a newline"
+    now = now[:-1]
+    edits = []
+    sm = difflib.SequenceMatcher(None, base, now, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "equal":
+            edits.append([i1, i2, now[j1:j2]])
+    out = {}
+    for key, value in item.items():
+        out[key] = value
+        if key == "path":
+            out["base"] = name
+            out["fileEdits"] = edits
+            if eol != "\n":
+                out["eol"] = eol
+    assert rebuild(big[name], edits, eol) == content
+    return out
+
+
+def rebuild(base_text, edits, eol):
+    """What the harness does: the base's lines, the edits applied, joined by eol."""
+    lines = split(base_text)
+    for i1, i2, new in reversed(edits):
+        lines[i1:i2] = new
+    return eol.join(lines) + eol
+
+
 AP = [
     ("trailing_whitespace", m_trailing, 8),
     ("indentation", m_indent, 8),
@@ -653,6 +1004,7 @@ WP = [
 
 def main():
     files = load()
+    big = load(LARGE)
     os.makedirs(OUT, exist_ok=True)
     by_file = {}
     for kind, fn, n in AP:
@@ -681,6 +1033,32 @@ def main():
             item["id"] = "workspace_write_patch/%s/%d" % (kind, len(items) + 1)
             items.append(item)
         by_file["workspace_write_patch-" + kind] = items
+    for kind, fn, n in BIG_AP:
+        rng = random.Random("big-ap-" + kind)
+        items = []
+        variant = 0
+        while len(items) < n:
+            item = fn(rng, big, variant)
+            variant += 1
+            if item is None:
+                continue
+            if item["content"] is None:
+                item["content"] = big[next(k for k in LARGE if PATHS[k] == item["path"])]
+            item["id"] = "apply_patch/large/%s/%d" % (kind, len(items) + 1)
+            items.append(compress(item, big))
+        by_file["large-apply_patch-" + kind] = items
+    for kind, n in BIG_WP:
+        rng = random.Random("big-wp-" + kind)
+        items = []
+        variant = 0
+        while len(items) < n:
+            item = wp_big(rng, big, variant, kind)
+            variant += 1
+            if item is None:
+                continue
+            item["id"] = "workspace_write_patch/large/%s/%d" % (kind, len(items) + 1)
+            items.append(compress(item, big))
+        by_file["large-workspace_write_patch-" + kind] = items
     for old in os.listdir(OUT):
         os.remove(os.path.join(OUT, old))
     total = 0
