@@ -78,7 +78,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// An executor path with a `/` is resolved against the runner's cwd (the
 /// executor runs in the case workspace); a bare name is looked up in PATH.
-fn resolve_argv(argv: &[String]) -> Vec<String> {
+pub fn resolve_argv(argv: &[String]) -> Vec<String> {
     let mut argv = argv.to_vec();
     if let Some(first) = argv.first_mut() {
         if first.contains('/') {
@@ -170,6 +170,12 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     if args.executor.is_empty() && args.transport.is_some() && !websocket {
         return Err(Error::usage("--transport needs an executor after `--` (without one, the built-in engine runs in-process)"));
     }
+    if args.hello
+        && (args.executor.is_empty()
+            || args.transport.unwrap_or(Transport::Oneshot) != Transport::Oneshot)
+    {
+        return Err(Error::usage("--hello needs a oneshot executor after `--` (the session transport always has a handshake)"));
+    }
     if args.listen.is_some() && !websocket {
         return Err(Error::usage("--listen needs --transport websocket"));
     }
@@ -184,6 +190,16 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     } else {
         let argv = resolve_argv(&args.executor);
         match args.transport.unwrap_or(Transport::Oneshot) {
+            Transport::Oneshot if args.hello => {
+                let hello = crate::transport::oneshot_hello::probe(
+                    &argv,
+                    timeout.max(Duration::from_secs(10)),
+                )
+                .map_err(|e| {
+                    Error::new(ErrorKind::ExecutorUnusable(format!("HELLO probe: {e}")))
+                })?;
+                Box::new(Oneshot::declared(argv, &hello, &args.ignore_path))
+            }
             Transport::Oneshot => Box::new(Oneshot::new(
                 argv,
                 None,
@@ -215,6 +231,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         baseline,
         skip_tools: args.skip_tool.clone(),
         skip_tags: args.skip_tag.clone(),
+        judge: args.judge,
     };
     let runner = Runner::new(executor.as_ref(), &cfg).map_err(Error::usage)?;
     let corpus_ids: BTreeSet<&str> = corpus.cases.iter().map(|c| c.id.as_str()).collect();
@@ -235,6 +252,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         jobs,
         timeout,
         baseline: args.baseline.as_ref().map(|p| p.display().to_string()),
+        judge: cfg.judge,
     };
 
     // Reporters: the chosen format on stdout (or --report-file); the human

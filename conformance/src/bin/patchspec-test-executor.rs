@@ -21,11 +21,14 @@
 //! | `temp-file` | leaves `<path>.tmp1.apply-patch.tmp` | fail (extra file) |
 //! | `private` | also writes `.private/trash/x` | pass when `.private` is declared |
 //! | `stderr` | writes noise on stderr, answers right | pass |
+//! | `refuse` | answers `success: false` (no error kind), changes nothing | fail where success is expected |
 //!
 //! Flags: `--session` speaks the session transport (HELLO declares the tools
 //! `test.write` plus the engine's, the unsupported tag `unsupported`, and the
 //! private path `.private`); `--always MODE` misbehaves on every call;
-//! `--bad-hello` answers the handshake with garbage.
+//! `--bad-hello` answers the handshake with garbage; `--hello` (oneshot)
+//! answers a `HELLO` on stdin with the session's `HELLO`, its tools narrowed
+//! to the `--tool NAME` flags when there are any.
 
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
@@ -45,6 +48,10 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
         .or_else(|| params["misbehave"].as_str())
         .unwrap_or("");
     let tool = call["toolName"].as_str().unwrap_or_default();
+    if mode == "refuse" {
+        let doc = json!({"success": false, "error": {"message": "refused by the test executor"}});
+        return Some(result_message(&id, false, &doc));
+    }
     let (success, doc) = if tool == "test.write" {
         let path = params["path"].as_str().unwrap_or("out.txt");
         let mut content = params["content"].as_str().unwrap_or_default().to_owned();
@@ -112,8 +119,32 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
     }
 }
 
+/// The executor's HELLO: `test.write` plus the engine's tools, or only `only` when given.
+fn hello(only: &[String]) -> String {
+    let mut tools = vec!["test.write".to_owned()];
+    tools.extend(
+        patchspec_engine::dispatch::SUPPORTED_TOOLS
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    if !only.is_empty() {
+        tools = only.to_vec();
+    }
+    json!({
+        "type": "HELLO", "protocolVersion": 1,
+        "implementation": {"name": "patchspec-test-executor", "version": "0.0.0", "language": "Rust"},
+        "tools": tools, "unsupportedTags": ["unsupported"], "privatePaths": [".private"]
+    })
+    .to_string()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let only: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == "--tool")
+        .map(|w| w[1].clone())
+        .collect();
     let session = args.iter().any(|a| a == "--session");
     let bad_hello = args.iter().any(|a| a == "--bad-hello");
     let always = args
@@ -126,6 +157,10 @@ fn main() {
         let mut input = String::new();
         let _ = std::io::stdin().read_to_string(&mut input);
         let call: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+        if call["type"] == "HELLO" && args.iter().any(|a| a == "--hello") {
+            let _ = out.write_all(format!("{}\n", hello(&only)).as_bytes());
+            return;
+        }
         if let Some(text) = answer(&call, always, false) {
             // One write, so "two messages" arrive together.
             let _ = out.write_all(format!("{text}\n").as_bytes());
@@ -137,22 +172,7 @@ fn main() {
         let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
         let reply = match msg["type"].as_str() {
             Some("HELLO") if bad_hello => Some("hello?".to_owned()),
-            Some("HELLO") => {
-                let mut tools = vec!["test.write".to_owned()];
-                tools.extend(
-                    patchspec_engine::dispatch::SUPPORTED_TOOLS
-                        .iter()
-                        .map(|s| s.to_string()),
-                );
-                Some(
-                    json!({
-                        "type": "HELLO", "protocolVersion": 1,
-                        "implementation": {"name": "patchspec-test-executor", "version": "0.0.0", "language": "Rust"},
-                        "tools": tools, "unsupportedTags": ["unsupported"], "privatePaths": [".private"]
-                    })
-                    .to_string(),
-                )
-            }
+            Some("HELLO") => Some(hello(&only)),
             Some("BYE") => return,
             Some("TOOL_CALL") => answer(&msg, always, true),
             _ => None,

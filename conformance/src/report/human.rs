@@ -77,14 +77,15 @@ impl<W: Write> Reporter for Human<W> {
                     .unwrap_or_default();
                 writeln!(
                     self.out,
-                    "patchspec {}: {} of {} case(s) (corpus{corpus} {}) against {who} [{}], {} job(s), timeout {:.1}s",
+                    "patchspec {}: {} of {} case(s) (corpus{corpus} {}) against {who} [{}], {} job(s), timeout {:.1}s, judge {}",
                     h.runner_version,
                     h.selected,
                     h.corpus_cases,
                     &h.corpus_hash[..12.min(h.corpus_hash.len())],
                     h.executor.transport,
                     h.jobs,
-                    h.timeout.as_secs_f64()
+                    h.timeout.as_secs_f64(),
+                    h.judge
                 )?;
                 if let Some(bar) = &self.bar {
                     bar.set_length(h.selected as u64);

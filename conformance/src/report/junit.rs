@@ -5,6 +5,7 @@
 //! `error` → `<error type="<errorKind>">`, `skip` → `<skipped>`; `pass` and
 //! `xfail` are successes (an xfail carries the property `outcome=xfail`).
 //! The failure's description is the human explanation (unstable text).
+//! Every `<testsuite>` carries the property `judge` (`full` or `outcome`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use crate::outcome::Outcome;
 pub struct Junit {
     path: PathBuf,
     suites: BTreeMap<String, Vec<TestCase>>,
+    judge: crate::judge::Judge,
 }
 
 impl Junit {
@@ -26,6 +28,7 @@ impl Junit {
         Junit {
             path,
             suites: BTreeMap::new(),
+            judge: crate::judge::Judge::default(),
         }
     }
 }
@@ -74,7 +77,11 @@ fn testcase(r: &CaseResult) -> TestCase {
 impl Reporter for Junit {
     fn event(&mut self, event: &Event<'_>) -> std::io::Result<()> {
         match event {
-            Event::RunStarted(_) | Event::CaseProgress { .. } => Ok(()),
+            Event::RunStarted(h) => {
+                self.judge = h.judge;
+                Ok(())
+            }
+            Event::CaseProgress { .. } => Ok(()),
             Event::CaseFinished(r) => {
                 self.suites
                     .entry(r.tool.clone())
@@ -87,6 +94,7 @@ impl Reporter for Junit {
                 report.set_time(s.duration);
                 for (tool, cases) in std::mem::take(&mut self.suites) {
                     let mut suite = TestSuite::new(tool);
+                    suite.add_property(Property::new("judge", self.judge.as_str()));
                     suite.add_test_cases(cases);
                     report.add_test_suite(suite);
                 }

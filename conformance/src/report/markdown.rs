@@ -1,6 +1,7 @@
 //! `--report markdown`: a summary for a CI step summary
-//! (`>> $GITHUB_STEP_SUMMARY`): the executor, a table by outcome, a table by
-//! tool, the unexpected cases with their first reason, and the closing line.
+//! (`>> $GITHUB_STEP_SUMMARY`): the executor and the judge mode, a table by
+//! outcome, a table by tool, the unexpected cases with their first reason,
+//! and the closing line.
 
 use std::io::Write;
 
@@ -11,6 +12,7 @@ use crate::outcome::ALL_OUTCOMES;
 pub struct Markdown<W: Write> {
     out: W,
     title: String,
+    judge: String,
     unexpected: Vec<(String, String, String)>,
 }
 
@@ -20,6 +22,7 @@ impl<W: Write> Markdown<W> {
         Markdown {
             out,
             title: String::new(),
+            judge: String::new(),
             unexpected: Vec::new(),
         }
     }
@@ -59,6 +62,7 @@ impl<W: Write> Reporter for Markdown<W> {
                     .map(|i| format!("{} {}", i.name, i.version))
                     .unwrap_or_else(|| h.executor.command.join(" "));
                 self.title = format!("patchspec conformance: {who} ({})", h.executor.transport);
+                self.judge = h.judge.describe().to_owned();
                 Ok(())
             }
             Event::CaseProgress { .. } => Ok(()),
@@ -72,6 +76,7 @@ impl<W: Write> Reporter for Markdown<W> {
             Event::RunFinished(s) => {
                 let out = &mut self.out;
                 writeln!(out, "## {}\n", self.title)?;
+                writeln!(out, "Judge: {}.\n", self.judge)?;
                 writeln!(out, "| outcome | cases |\n|---|---:|")?;
                 for o in ALL_OUTCOMES {
                     writeln!(out, "| {o} | {} |", s.count(o))?;

@@ -18,6 +18,7 @@ use crate::protocol::{Implementation, ProtocolError, ToolAnswer, ToolCallMsg};
 
 pub mod inprocess;
 pub mod oneshot;
+pub mod oneshot_hello;
 pub mod process;
 pub mod session;
 pub mod websocket;

@@ -6,8 +6,10 @@
 //! On timeout the whole group is killed; after a normal exit the group is
 //! killed too, so leftover children cannot hold stdout open. A valid message
 //! is accepted whatever the exit code, unless the process was killed by a
-//! signal (a crash). Nothing is declared by the executor: skips and private
-//! paths come from the command line (`--skip-tool`, `--skip-tag`, `--ignore-path`).
+//! signal (a crash). Nothing is declared by the executor unless it answers a
+//! `HELLO` probe ([`super::oneshot_hello`], `check --hello`, `matrix`): skips and
+//! private paths otherwise come from the command line (`--skip-tool`,
+//! `--skip-tag`, `--ignore-path`).
 
 use std::io::Write;
 use std::path::Path;
@@ -16,7 +18,7 @@ use std::time::Duration;
 
 use super::process::{describe_status, kill_group, read_bounded, read_tail, spawn, STDOUT_LIMIT};
 use super::{Exchange, Executor, ExecutorInfo, TransportError};
-use crate::protocol::{parse_tool_result, ProtocolError, ToolCallMsg};
+use crate::protocol::{parse_tool_result, Implementation, ProtocolError, ToolCallMsg};
 
 /// One process per call.
 #[derive(Clone, Debug)]
@@ -42,6 +44,14 @@ impl Oneshot {
                 private_paths,
             },
         }
+    }
+}
+
+impl Oneshot {
+    /// The same executor, known as `implementation` (from a `HELLO` probe).
+    pub fn with_implementation(mut self, implementation: Option<Implementation>) -> Oneshot {
+        self.info.implementation = implementation;
+        self
     }
 }
 
