@@ -8,7 +8,7 @@ CODEX_VERSION=0.169.0
 here=$(cd "$(dirname "$0")" && pwd)
 dest="$here/codex"
 
-if [ -x "$dest/bin/apply_patch" ] && [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$CODEX_VERSION" ]; then
+if [ -x "$dest/bin/apply_patch" ] && [ -f "$dest/PYTHON" ] && [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$CODEX_VERSION" ]; then
   echo "@openai/codex $CODEX_VERSION already installed in $dest"
   exit 0
 fi
@@ -30,5 +30,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && printf '*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch\n' | "$dest/bin/apply_patch" >/dev/null)
 [ "$(cat "$tmp/a.txt")" = "hello" ] || { echo "install-codex.sh: the smoke test did not create a.txt" >&2; exit 1; }
+# The interpreter for adapter.py, resolved once: a version-manager shim
+# (pyenv) costs up to a second per start, and the executor starts per case.
+"${PYTHON:-python3}" -c 'import sys; print(sys.executable)' > "$dest/PYTHON"
 echo "$CODEX_VERSION" > "$dest/VERSION"
 echo "installed @openai/codex $CODEX_VERSION: $dest/bin/apply_patch -> $bin"
