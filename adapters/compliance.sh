@@ -8,8 +8,9 @@
 #
 #   adapters/compliance.sh            # writes docs/compliance.md, target/compliance/{outcome,full}/
 #
-# Needs: cargo, node + npm, python3 (venv), and bubblewrap (the codex CLI runs
-# sandboxed; installed with apt-get when absent and running as root).
+# Needs: cargo, node + npm, python3 (venv). The codex CLI runs sandboxed: as
+# root in an overlay of / (unshare + overlayfs), else under bubblewrap
+# (installed with apt-get when absent and running as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
