@@ -322,7 +322,28 @@ pub struct Source {
     pub timeout: Duration,
 }
 
+/// Case workspaces are `<tmp>/patchspec-XXXXXX/ws` (see [`crate::workspace`]);
+/// in reasons and error texts they become `<workspace>`, so that reasons (and
+/// the documents made of them) do not change from run to run.
+fn anonymise(text: &str) -> String {
+    static WORKSPACE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = WORKSPACE.get_or_init(|| {
+        let tmp = std::env::temp_dir();
+        let tmp = tmp.canonicalize().unwrap_or(tmp);
+        let pattern = format!(
+            r"{}/patchspec-[A-Za-z0-9]+/ws",
+            regex::escape(tmp.to_string_lossy().trim_end_matches('/'))
+        );
+        regex::Regex::new(&pattern).ok()
+    });
+    match re {
+        Some(re) => re.replace_all(text, "<workspace>").into_owned(),
+        None => text.to_owned(),
+    }
+}
+
 fn clip_line(text: &str) -> String {
+    let text = anonymise(text);
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -487,9 +508,12 @@ pub fn cell(r: &CaseResult, expect_success: Option<bool>) -> Cell {
                 files: clip_text(&render::tree_diff(&r.detail.files)),
                 outside: clip_text(&render::tree_diff(&r.detail.outside)),
                 error: r.detail.message.as_ref().map(|m| {
-                    clip_text(&format!("[{}] {m}", r.detail.error_kind.unwrap_or("error")))
+                    clip_text(&anonymise(&format!(
+                        "[{}] {m}",
+                        r.detail.error_kind.unwrap_or("error")
+                    )))
                 }),
-                stderr: clip_text(r.stderr.trim_end()),
+                stderr: clip_text(&anonymise(r.stderr.trim_end())),
             };
             Cell {
                 outcome,
@@ -612,5 +636,35 @@ impl Matrix {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_paths_in_reasons_do_not_change_between_runs() {
+        let tmp = std::env::temp_dir();
+        let tmp = tmp.canonicalize().unwrap_or(tmp);
+        let text = format!(
+            "Failed to find expected lines in {}/patchspec-Ab12Cd/ws/src/a.rs:\nx",
+            tmp.display()
+        );
+        assert_eq!(
+            clip_line(&text),
+            "Failed to find expected lines in <workspace>/src/a.rs:"
+        );
+        assert_eq!(clip_line("/etc/hosts: denied"), "/etc/hosts: denied");
+    }
+
+    #[test]
+    fn long_reasons_are_cut_on_a_character() {
+        let long = "é".repeat(REASON_LIMIT + 5);
+        let got = clip_line(&long);
+        assert_eq!(got.chars().count(), REASON_LIMIT + 1);
+        assert!(got.ends_with('…'));
+        let big = "x".repeat(DETAIL_LIMIT + 10);
+        assert!(clip_text(&big).contains("10 more bytes not shown"));
     }
 }
