@@ -32,6 +32,9 @@ pub enum Command {
     Repro(ReproArgs),
     /// Check the corpus: schema, ids, spec references, summaries, and every case against the reference engine.
     Lint(LintArgs),
+    /// Run the corpus against several implementations (the reference engine always one column)
+    /// and write matrix.json, matrix.html and badges to --out.
+    Matrix(Box<MatrixArgs>),
     /// Every clause of docs/spec-clauses.md with the cases that pin it; exit 1 when a clause has none.
     Coverage(CoverageArgs),
     /// Apply a patch envelope to a directory (the engine).
@@ -150,6 +153,10 @@ pub struct CheckArgs {
     /// Websocket: how long to wait for the plugin to connect, at the start and after a disconnect.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub connect_timeout: String,
+    /// How answers are judged: `full` (the result document and the tree) or `outcome`
+    /// (success or failure and the tree, for executors that report no error kinds).
+    #[arg(long, value_enum, default_value = "full")]
+    pub judge: crate::judge::Judge,
     /// The report on stdout.
     #[arg(long, value_enum, default_value = "human")]
     pub report: ReportFormat,
@@ -164,6 +171,48 @@ pub struct CheckArgs {
     /// connect to, also given as $PATCHSPEC_WS_URL.
     #[arg(last = true, value_name = "EXECUTOR")]
     pub executor: Vec<String>,
+}
+
+/// `patchspec matrix`.
+#[derive(Clone, Debug, Args)]
+pub struct MatrixArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Filters.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// An implementation to check: NAME=CMD, CMD split into argv like a POSIX shell
+    /// splits words ('…', "…", backslash) but never run by one; oneshot protocol; repeatable.
+    #[arg(long = "executor", value_name = "NAME=CMD")]
+    pub executor: Vec<String>,
+    /// The directory to write matrix.json, matrix.html and badges/NAME.json into (created).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also write the matrix as Markdown (tables by tool and clause, departures) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// How answers are judged, for every column: `full` or `outcome` (success or failure and the tree).
+    #[arg(long, value_enum, default_value = "full")]
+    pub judge: crate::judge::Judge,
+    /// Parallel workers per executor run (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Per-case timeout: seconds, or with a unit (`500ms`, `5s`).
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub timeout: String,
+    /// Skip cases of this tool in every column; repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub skip_tool: Vec<String>,
+    /// Skip cases with this tag in every column; repeatable.
+    #[arg(long, value_name = "TAG")]
+    pub skip_tag: Vec<String>,
+    /// An implementation-private path glob left out of tree comparison, every column; repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub ignore_path: Vec<String>,
+    /// Do not send executors a HELLO first (nothing declared: every selected case runs).
+    #[arg(long)]
+    pub no_hello: bool,
 }
 
 /// `patchspec exec`.
@@ -256,6 +305,7 @@ pub fn main() -> i32 {
         Command::Repro(a) => crate::cmd_corpus::repro(a),
         Command::Lint(a) => crate::cmd_corpus::lint(a),
         Command::Coverage(a) => crate::cmd_corpus::coverage(a),
+        Command::Matrix(a) => crate::cmd_matrix::matrix(a),
         Command::Apply(a) => Ok(cmd_engine::apply(a)),
         Command::Call(a) => Ok(cmd_engine::call(a)),
     };

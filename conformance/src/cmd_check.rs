@@ -80,7 +80,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// An executor path with a `/` is resolved against the runner's cwd (the
 /// executor runs in the case workspace); a bare name is looked up in PATH.
-fn resolve_argv(argv: &[String]) -> Vec<String> {
+pub fn resolve_argv(argv: &[String]) -> Vec<String> {
     let mut argv = argv.to_vec();
     if let Some(first) = argv.first_mut() {
         if first.contains('/') {
@@ -265,6 +265,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         baseline,
         skip_tools: args.skip_tool.clone(),
         skip_tags: args.skip_tag.clone(),
+        judge: args.judge,
     };
     let runner = Runner::with_root(executor.as_ref(), &cfg, root).map_err(Error::usage)?;
     let corpus_ids: BTreeSet<&str> = corpus.cases.iter().map(|c| c.id.as_str()).collect();
@@ -285,6 +286,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         jobs,
         timeout,
         baseline: args.baseline.as_ref().map(|p| p.display().to_string()),
+        judge: cfg.judge,
     };
 
     // Reporters: the chosen format on stdout (or --report-file); the human

@@ -613,6 +613,7 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
         jobs: cfg.jobs,
         timeout: cfg.timeout,
         baseline: None,
+        judge: cfg.judge,
     };
     let mut failures = Failures(Vec::new());
     let mut human = Human::new(std::io::sink(), false);

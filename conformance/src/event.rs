@@ -45,6 +45,8 @@ pub struct RunHeader {
     pub timeout: Duration,
     /// The baseline file, when one is used.
     pub baseline: Option<String>,
+    /// How answers are judged.
+    pub judge: crate::judge::Judge,
 }
 
 /// Why a case failed or errored.

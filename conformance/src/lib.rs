@@ -12,6 +12,9 @@
 //! - [`select`], [`run`], [`outcome`], [`baseline`]: selection and sharding,
 //!   the scheduler that emits [`event`]s, outcomes, known failures;
 //! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
+//! - [`judge`]: the judge modes (`full`, `outcome`);
+//! - [`matrix`]: several implementations side by side (`patchspec matrix`):
+//!   JSON, a self-contained HTML page, badges, Markdown;
 //! - [`exit`], [`error`]: the exit-code table and the library error;
 //! - [`output`]: stdout and stderr that go quiet on a broken pipe;
 //! - [`cli`] and the `cmd_*` modules: the command line (`main.rs` only calls
@@ -28,9 +31,12 @@ pub mod cmd_check;
 pub mod cmd_corpus;
 pub mod cmd_engine;
 pub mod cmd_exec;
+pub mod cmd_matrix;
 pub mod error;
 pub mod event;
 pub mod exit;
+pub mod judge;
+pub mod matrix;
 pub mod outcome;
 pub mod output;
 pub mod pattern;

@@ -35,8 +35,8 @@ use serde_json::Value;
 use crate::baseline::{classify, Baseline};
 use crate::case::Case;
 use crate::event::{CaseResult, Detail, Event, Reporter, RunHeader, RunSummary};
+use crate::judge::Judge;
 use crate::outcome::{Outcome, RawOutcome};
-use crate::pattern::{self, Mismatch};
 use crate::protocol::{SessionMsg, ToolCallMsg};
 use crate::transport::{CallDirs, Executor, ExecutorInfo, LateBlame, TransportError};
 use crate::workspace::{expected_tree, PrivatePaths, RunRoot};
@@ -58,6 +58,8 @@ pub struct RunConfig {
     pub skip_tools: Vec<String>,
     /// Tags to skip (besides those the executor declares unsupported).
     pub skip_tags: Vec<String>,
+    /// How answers are judged (`--judge`).
+    pub judge: Judge,
 }
 
 impl Default for RunConfig {
@@ -70,6 +72,7 @@ impl Default for RunConfig {
             baseline: None,
             skip_tools: Vec::new(),
             skip_tags: Vec::new(),
+            judge: Judge::Full,
         }
     }
 }
@@ -238,16 +241,10 @@ impl<'a> Runner<'a> {
                 return RawOutcome::Error;
             }
         };
-        let mut mismatches = pattern::matches(&case.expect.result, &answer.result);
-        if let Some(doc) = answer.result.get("success").and_then(Value::as_bool) {
-            if doc != answer.success {
-                mismatches.push(Mismatch {
-                    path: "TOOL_RESULT.data.success".into(),
-                    expected: format!("{doc} (the result document's success)"),
-                    got: answer.success.to_string(),
-                });
-            }
-        }
+        let mismatches =
+            self.cfg
+                .judge
+                .result_mismatches(&case.expect.result, answer.success, &answer.result);
         r.result = Some(answer.result);
         r.success = Some(answer.success);
         let after = match after {

@@ -898,9 +898,10 @@ fn markdown_report_summarises() {
         run.stdout.lines().last(),
         Some("1 passed, 1 failed, 0 skipped")
     );
-    // The run's identity: judge, corpus version and hash, executor.
+    // The run's identity: runner, judge mode, corpus version and hash, executor.
     for needle in [
-        "- **Judge:** patchspec ",
+        "- **Runner:** patchspec ",
+        "- **Judge mode:** full: ",
         "- **Corpus:** version none, `sha256:",
         "over `oneshot`; declared nothing (no HELLO given",
     ] {

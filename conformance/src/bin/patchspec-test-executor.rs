@@ -24,6 +24,7 @@
 //! | `temp-file` | leaves `<path>.tmp1.apply-patch.tmp` | fail (extra file) |
 //! | `private` | also writes `.private/trash/x` | pass when `.private` is declared |
 //! | `stderr` | writes noise on stderr, answers right | pass |
+//! | `refuse` | answers `success: false` (no error kind), changes nothing | fail where success is expected |
 //!
 //! Flags: `--session` speaks the session transport (HELLO declares the tools
 //! `test.write` plus the engine's, the unsupported tag `unsupported`, and the
@@ -32,7 +33,8 @@
 //! on stdin is answered like any call (an executor that knows no HELLO)
 //! unless `--hello` (answer the same HELLO as a session),
 //! `--hello-garbage` (print garbage) or `--hello-exit` (print the HELLO and
-//! exit 4) is given.
+//! exit 4) is given. `--tool NAME` (repeatable) narrows the tools the HELLO
+//! declares.
 
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
@@ -52,6 +54,10 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
         .or_else(|| params["misbehave"].as_str())
         .unwrap_or("");
     let tool = call["toolName"].as_str().unwrap_or_default();
+    if mode == "refuse" {
+        let doc = json!({"success": false, "error": {"message": "refused by the test executor"}});
+        return Some(result_message(&id, false, &doc));
+    }
     let (success, doc) = if tool == "test.write" {
         let path = params["path"].as_str().unwrap_or("out.txt");
         let mut content = params["content"].as_str().unwrap_or_default().to_owned();
@@ -145,13 +151,17 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
     }
 }
 
-fn hello() -> String {
+/// The executor's HELLO: `test.write` plus the engine's tools, or only `only` when given.
+fn hello(only: &[String]) -> String {
     let mut tools = vec!["test.write".to_owned()];
     tools.extend(
         patchspec_engine::dispatch::SUPPORTED_TOOLS
             .iter()
             .map(|s| s.to_string()),
     );
+    if !only.is_empty() {
+        tools = only.to_vec();
+    }
     json!({
         "type": "HELLO", "protocolVersion": 1,
         "implementation": {"name": "patchspec-test-executor", "version": "0.0.0", "language": "Rust"},
@@ -162,6 +172,11 @@ fn hello() -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let only: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == "--tool")
+        .map(|w| w[1].clone())
+        .collect();
     let session = args.iter().any(|a| a == "--session");
     let flag = |name: &str| args.iter().any(|a| a == name);
     let bad_hello = args.iter().any(|a| a == "--bad-hello");
@@ -177,7 +192,7 @@ fn main() {
         let call: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
         if call["type"] == "HELLO" {
             if flag("--hello") {
-                let _ = writeln!(out, "{}", hello());
+                let _ = writeln!(out, "{}", hello(&only));
                 return;
             }
             if flag("--hello-garbage") {
@@ -185,7 +200,7 @@ fn main() {
                 return;
             }
             if flag("--hello-exit") {
-                let _ = writeln!(out, "{}", hello());
+                let _ = writeln!(out, "{}", hello(&only));
                 std::process::exit(4);
             }
         }
@@ -200,7 +215,7 @@ fn main() {
         let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
         let reply = match msg["type"].as_str() {
             Some("HELLO") if bad_hello => Some("hello?".to_owned()),
-            Some("HELLO") => Some(hello()),
+            Some("HELLO") => Some(hello(&only)),
             Some("BYE") => return,
             Some("TOOL_CALL") => answer(&msg, always, true),
             _ => None,

@@ -56,13 +56,14 @@ pub fn header(h: &RunHeader) -> String {
     };
     let version = h.corpus_version.as_deref().unwrap_or("(no VERSION)");
     let mut out = format!(
-        "patchspec {}: {} of {} case(s) against {who} [{}], {} job(s), timeout {:.1}s\ncorpus {version} sha256:{} ({})\n",
+        "patchspec {}: {} of {} case(s) against {who} [{}], {} job(s), timeout {:.1}s, judge {}\ncorpus {version} sha256:{} ({})\n",
         h.runner_version,
         h.selected,
         h.corpus_cases,
         h.executor.transport,
         h.jobs,
         h.timeout.as_secs_f64(),
+        h.judge,
         h.corpus_hash,
         h.corpus_root,
     );

@@ -15,6 +15,7 @@
 //! | `jobs` | integer | parallel workers |
 //! | `timeoutMs` | integer | per-case timeout |
 //! | `baseline` | string or null | the baseline file |
+//! | `judge` | string | how answers were judged: `full` (the result document and the tree) or `outcome` (success or failure and the tree) |
 //!
 //! Then one line per case, in id order:
 //!
@@ -112,6 +113,7 @@ pub fn header(h: &RunHeader) -> Value {
         "jobs": h.jobs,
         "timeoutMs": h.timeout.as_millis() as u64,
         "baseline": h.baseline,
+        "judge": h.judge.as_str(),
     })
 }
 

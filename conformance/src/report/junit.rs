@@ -19,6 +19,7 @@
 //! `executor.command`, `executor.implementation` (`<name> <version>`, or
 //! `undeclared`) and `executor.declaredBy` (`builtin`, `hello`, `none`).
 //! The failure's description is the human explanation (unstable text).
+//! Every `<testsuite>` carries the property `judge` (`full` or `outcome`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -51,6 +52,7 @@ fn identity(h: &RunHeader) -> Vec<(String, String)> {
     let e = &h.executor;
     [
         ("runner", format!("patchspec {}", h.runner_version)),
+        ("judge", h.judge.as_str().to_owned()),
         (
             "corpus.version",
             h.corpus_version.clone().unwrap_or_else(|| "none".into()),

@@ -1,6 +1,6 @@
 //! `--report markdown`: a summary for a CI step summary
 //! (`>> $GITHUB_STEP_SUMMARY`): the executor, the run's identity (the
-//! runner as judge, the corpus version and content hash, the transport and
+//! runner, the judge mode, the corpus version and content hash, the transport and
 //! the executor's declaration), a table by outcome, a table by tool, the
 //! unexpected cases with their first reason (stale baseline entries and
 //! run-level errors too), the cases left unrun, and the closing line.
@@ -72,8 +72,9 @@ impl<W: Write> Reporter for Markdown<W> {
                     }
                 };
                 self.identity = format!(
-                    "- **Judge:** patchspec {}\n- **Corpus:** version {}, `sha256:{}`, {} case(s), {} selected\n- **Executor:** `{}` over `{}`; declared {}\n",
+                    "- **Runner:** patchspec {}\n- **Judge mode:** {}\n- **Corpus:** version {}, `sha256:{}`, {} case(s), {} selected\n- **Executor:** `{}` over `{}`; declared {}\n",
                     h.runner_version,
+                    h.judge.describe(),
                     h.corpus_version.as_deref().unwrap_or("none"),
                     h.corpus_hash,
                     h.corpus_cases,

@@ -1,0 +1,367 @@
+//! `patchspec matrix`: run the selection against the reference engine and
+//! every `--executor NAME=CMD`, one after the other, and write the matrix.
+//!
+//! Each executor is a oneshot executor. Unless `--no-hello`, it is first
+//! sent a `HELLO`, as `check` does ([`Oneshot::start`]); a valid answer
+//! declares its tools, unsupported tags, private paths and identity,
+//! anything else leaves it undeclared (every selected case is run) and the
+//! reason is shown in the outputs. Each run goes through [`crate::run::run`]
+//! exactly as `check` does (same judging, same workspaces, same probe for an
+//! unusable executor); its results become one column of the
+//! [`crate::matrix::Matrix`]. Outputs, in `--out DIR`: `matrix.json`,
+//! `matrix.html`, `badges/<NAME>.json`; with `--markdown FILE` also the
+//! Markdown rendering.
+//!
+//! Exit code: 0 when the matrix was written, whatever the pass rates (it is
+//! a report, not a gate: use `check` with a baseline for that); 2 on usage
+//! or corpus errors; 3 when an executor was unusable (the matrix is still
+//! written, that column `not-run`); 1 when an output could not be written.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::case::Case;
+use crate::cli::MatrixArgs;
+use crate::cmd_check::{load_corpus, parse_duration, resolve_argv, selection};
+use crate::error::{Error, ErrorKind};
+use crate::event::RunHeader;
+use crate::matrix::{badge, html, json, markdown, Column, Matrix, Source};
+use crate::report::human::{progress_wanted, Human};
+use crate::run::{run, RunConfig, Runner};
+use crate::transport::inprocess::InProcess;
+use crate::transport::oneshot::Oneshot;
+use crate::transport::{Declaration, Executor};
+use crate::workspace::RunRoot;
+
+/// The name of the built-in reference engine's column.
+pub const REFERENCE: &str = "reference";
+
+/// One `--executor NAME=CMD`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutorSpec {
+    /// The column name: `[A-Za-z0-9._-]+`, also the badge file's name.
+    pub name: String,
+    /// The command, split into argv without a shell.
+    pub argv: Vec<String>,
+}
+
+/// Parse `NAME=CMD`. CMD is split into words like a POSIX shell would split
+/// them — whitespace separates, `'…'` is literal, `"…"` allows `\"` `\\` `\$`
+/// `` \` ``, a backslash outside quotes escapes the next character — but
+/// nothing is expanded or run: no variables, globs, pipes or redirections.
+pub fn parse_executor(text: &str) -> Result<ExecutorSpec, String> {
+    let (name, cmd) = text
+        .split_once('=')
+        .ok_or_else(|| format!("--executor {text:?}: expected NAME=CMD"))?;
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        || name.starts_with('.')
+    {
+        return Err(format!(
+            "--executor {text:?}: the name {name:?} must be letters, digits, '.', '_' or '-' (and not start with '.')"
+        ));
+    }
+    if name == REFERENCE {
+        return Err(format!(
+            "--executor {text:?}: {REFERENCE:?} is the built-in engine's column; pick another name"
+        ));
+    }
+    let argv = shlex::split(cmd).ok_or_else(|| {
+        format!("--executor {text:?}: unbalanced quotes or a trailing backslash in the command")
+    })?;
+    if argv.is_empty() {
+        return Err(format!("--executor {text:?}: the command is empty"));
+    }
+    Ok(ExecutorSpec {
+        name: name.to_owned(),
+        argv,
+    })
+}
+
+/// A fresh per-run root (every case directory and the executor's TMPDIR and
+/// HOME live under it, watched by the outside check).
+fn new_root() -> Result<Arc<RunRoot>, Error> {
+    RunRoot::new()
+        .map(Arc::new)
+        .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text)
+        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
+}
+
+struct Plan<'a> {
+    cfg: RunConfig,
+    source: &'a Source,
+    corpus_hash: &'a str,
+    selected: &'a [&'a Case],
+}
+
+/// Run one executor; returns its column and results.
+fn run_column(
+    plan: &Plan<'_>,
+    name: &str,
+    executor: &dyn Executor,
+    declared_by: String,
+    root: Arc<RunRoot>,
+) -> Result<(Column, Vec<crate::event::CaseResult>), Error> {
+    let runner = Runner::with_root(executor, &plan.cfg, root).map_err(Error::usage)?;
+    let info = runner.info().clone();
+    let header = RunHeader {
+        runner_version: plan.source.runner_version.clone(),
+        corpus_root: plan.source.corpus_root.clone(),
+        corpus_version: plan.source.corpus_version.clone(),
+        corpus_hash: plan.corpus_hash.to_owned(),
+        corpus_cases: plan.source.corpus_cases,
+        executor: info.clone(),
+        selected: plan.selected.len(),
+        filters: plan.source.filters.clone(),
+        jobs: plan.cfg.jobs,
+        timeout: plan.cfg.timeout,
+        baseline: None,
+        judge: plan.cfg.judge,
+    };
+    eprintln!("matrix: {name}: running {} case(s)…", plan.selected.len());
+    let started = Instant::now();
+    let mut progress = Human::new(std::io::sink(), progress_wanted());
+    let output = run(
+        &runner,
+        &header,
+        plan.selected,
+        Vec::new(),
+        &mut [&mut progress],
+    );
+    executor.finish();
+    let duration = started.elapsed();
+    let s = &output.summary;
+    use crate::outcome::Outcome;
+    eprintln!(
+        "matrix: {name}: {} pass, {} fail, {} error, {} skip{} ({:.1}s)",
+        s.count(Outcome::Pass),
+        s.count(Outcome::Fail),
+        s.count(Outcome::Error),
+        s.count(Outcome::Skip),
+        s.unusable
+            .as_deref()
+            .map(|u| format!("; UNUSABLE: {u}"))
+            .unwrap_or_default(),
+        duration.as_secs_f64()
+    );
+    let column = Column {
+        name: name.to_owned(),
+        reference: name == REFERENCE,
+        command: info.command.clone(),
+        transport: info.transport.to_owned(),
+        implementation: info.implementation.clone(),
+        tools: info.tools.clone(),
+        unsupported_tags: info
+            .unsupported_tags
+            .iter()
+            .chain(&plan.cfg.skip_tags)
+            .cloned()
+            .collect(),
+        private_paths: info.private_paths.clone(),
+        declared_by,
+        unusable: s.unusable.clone(),
+        duration,
+    };
+    Ok((column, output.results))
+}
+
+/// Run `patchspec matrix`; returns the exit code.
+pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
+    let specs = args
+        .executor
+        .iter()
+        .map(|e| parse_executor(e))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Error::usage)?;
+    for (i, s) in specs.iter().enumerate() {
+        if specs[..i].iter().any(|o| o.name == s.name) {
+            return Err(Error::usage(format!(
+                "two executors are named {:?}",
+                s.name
+            )));
+        }
+    }
+    let corpus = load_corpus(&args.corpus)?;
+    let sel = selection(&args.filter);
+    let selected = sel.apply(&corpus.cases).map_err(Error::usage)?;
+    if selected.is_empty() {
+        return Err(Error::new(ErrorKind::NothingSelected(format!(
+            "{} case(s) in {}, 0 selected ({})",
+            corpus.cases.len(),
+            corpus.root.display(),
+            sel.describe()
+        ))));
+    }
+    let timeout = parse_duration(&args.timeout).map_err(Error::usage)?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    std::fs::create_dir_all(args.out.join("badges")).map_err(|e| {
+        Error::io(format!(
+            "cannot create {}: {e}",
+            args.out.join("badges").display()
+        ))
+    })?;
+    let source = Source {
+        runner_version: env!("CARGO_PKG_VERSION").into(),
+        corpus_root: corpus.root.display().to_string(),
+        corpus_version: corpus.version.clone(),
+        corpus_hash: corpus.content_hash.clone(),
+        corpus_cases: corpus.cases.len(),
+        filters: sel.describe(),
+        timeout,
+    };
+    let plan = Plan {
+        cfg: RunConfig {
+            jobs,
+            timeout,
+            judge: args.judge,
+            skip_tools: args.skip_tool.clone(),
+            skip_tags: args.skip_tag.clone(),
+            ..RunConfig::default()
+        },
+        source: &source,
+        corpus_hash: &corpus.content_hash,
+        selected: &selected,
+    };
+    let started = Instant::now();
+    let mut m = Matrix::new(args.judge, source.clone(), &selected);
+    let engine = InProcess::new(&args.ignore_path);
+    let (column, results) = run_column(&plan, REFERENCE, &engine, "built-in".into(), new_root()?)?;
+    m.add_column(column, &results);
+    for spec in &specs {
+        let argv = resolve_argv(&spec.argv);
+        let root = new_root()?;
+        let executor = if args.no_hello {
+            Oneshot::new(argv, args.ignore_path.clone(), "--no-hello".into())
+        } else {
+            Oneshot::start(
+                argv,
+                &root,
+                timeout.max(Duration::from_secs(10)),
+                args.ignore_path.clone(),
+            )
+        };
+        let declared_by = match &executor.info().declared_by {
+            Declaration::Hello => "hello".to_owned(),
+            Declaration::BuiltIn => "built-in".to_owned(),
+            Declaration::Missing(why) => {
+                eprintln!(
+                    "matrix: {}: no HELLO ({why}); running every selected case",
+                    spec.name
+                );
+                format!("nothing (no HELLO: {why})")
+            }
+        };
+        let (column, results) = run_column(&plan, &spec.name, &executor, declared_by, root)?;
+        m.add_column(column, &results);
+    }
+    let total = started.elapsed();
+
+    let json_path = args.out.join("matrix.json");
+    let doc = serde_json::to_string_pretty(&json::to_json(&m))
+        .map_err(|e| Error::io(format!("cannot serialise the matrix: {e}")))?;
+    write(&json_path, &(doc + "\n"))?;
+    write(&args.out.join("matrix.html"), &html::render(&m))?;
+    for (i, c) in m.columns.iter().enumerate() {
+        let b = badge::badge(m.tally(i, |_| true), m.judge);
+        write(
+            &args.out.join("badges").join(format!("{}.json", c.name)),
+            &format!("{b}\n"),
+        )?;
+    }
+    if let Some(path) = &args.markdown {
+        write(path, &markdown::render(&m))?;
+    }
+    eprintln!(
+        "matrix: {} case(s) × {} implementation(s) in {:.1}s; wrote {}, matrix.html, badges/",
+        m.rows.len(),
+        m.columns.len(),
+        total.as_secs_f64(),
+        json_path.display()
+    );
+    for (i, c) in m.columns.iter().enumerate() {
+        let t = m.tally(i, |_| true);
+        println!(
+            "{}: {} passing ({} pass / {} judged, {} skipped)",
+            c.name,
+            t.percent(),
+            t.pass,
+            t.judged(),
+            t.skip + t.not_run
+        );
+    }
+    let unusable: Vec<String> = m
+        .columns
+        .iter()
+        .filter_map(|c| c.unusable.as_ref().map(|u| format!("{}: {u}", c.name)))
+        .collect();
+    if !unusable.is_empty() {
+        return Err(Error::new(ErrorKind::ExecutorUnusable(format!(
+            "the matrix was written, but {}",
+            unusable.join("; ")
+        ))));
+    }
+    Ok(crate::exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, want: Result<(&str, &[&str]), &str>) {
+        let got = parse_executor(text);
+        match want {
+            Ok((name, argv)) => assert_eq!(
+                got,
+                Ok(ExecutorSpec {
+                    name: name.into(),
+                    argv: argv.iter().map(|s| s.to_string()).collect()
+                }),
+                "{text}"
+            ),
+            Err(part) => {
+                let e = got.expect_err(text);
+                assert!(e.contains(part), "{text}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn name_equals_command_split_without_a_shell() {
+        check("codex=./run --flag", Ok(("codex", &["./run", "--flag"])));
+        check(
+            "a.b-c_1=python3 'my adapter.py' \"x \\\"y\\\"\" a\\ b",
+            Ok(("a.b-c_1", &["python3", "my adapter.py", "x \"y\"", "a b"])),
+        );
+        check(
+            "x=echo $HOME *.txt | cat",
+            Ok(("x", &["echo", "$HOME", "*.txt", "|", "cat"])),
+        );
+        check("k=cmd a=b", Ok(("k", &["cmd", "a=b"])));
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_a_reason() {
+        check("noequals", Err("expected NAME=CMD"));
+        check("=cmd", Err("must be letters"));
+        check("a/b=cmd", Err("must be letters"));
+        check(".hidden=cmd", Err("must be letters"));
+        check("reference=cmd", Err("built-in engine"));
+        check("x=   ", Err("empty"));
+        check("x=cmd 'open", Err("unbalanced"));
+    }
+}

@@ -1,0 +1,17 @@
+//! `patchspec matrix`: the corpus against several implementations, side by
+//! side.
+//!
+//! [`model`] builds the [`Matrix`] (rows = cases, columns = implementations,
+//! one classified cell each) from the runner's results; the outputs only
+//! read it: [`json`] (`matrix.json`, stable), [`html`] (`matrix.html`, one
+//! self-contained page), [`badge`] (shields.io endpoint JSON) and
+//! [`markdown`] (for docs/compliance.md). Running the executors is
+//! `crate::cmd_matrix`'s job, through [`crate::run::run`] like `check`.
+
+pub mod badge;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod model;
+
+pub use model::{Cell, CellOutcome, Column, Departure, Matrix, Row, Source, Tally};

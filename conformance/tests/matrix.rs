@@ -1,0 +1,375 @@
+//! `patchspec matrix` and `--judge outcome`, tested like a product: the
+//! reference engine and purpose-built executors (`patchspec-test-executor`:
+//! engine-like, `--always refuse`, `--always outside`, `--always crash`) run
+//! a few real corpus cases; `matrix.json`, the badges and the JSON-lines
+//! report are parsed back and compared with what each executor must have
+//! done — meaning, not layout. One temp dir per test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
+const EXECUTOR: &str = env!("CARGO_BIN_EXE_patchspec-test-executor");
+
+/// Expected success: applies; expected failure: refused, tree unchanged; another tool.
+const APPLIES: &str = "apply_patch/add/adds-file-with-final-newline";
+const REFUSED: &str = "apply_patch/add/already-exists";
+const NOT_FUZZED: &str = "apply_patch/update/trailing-space-is-not-fuzzed";
+const READ: &str = "workspace.read_file/basic/reads-whole-file";
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn patchspec(args: &[String]) -> Run {
+    let out = Command::new(PATCHSPEC)
+        .args(args)
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run patchspec");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `patchspec matrix` over the four cases, with executors `NAME=ARGS` run as the test executor.
+fn matrix(out: &Path, judge: &str, executors: &[(&str, &str)], code: i32) -> Value {
+    let mut args: Vec<String> = vec![
+        "matrix".into(),
+        "--corpus".into(),
+        corpus().display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+        "--markdown".into(),
+        out.join("matrix.md").display().to_string(),
+        "--judge".into(),
+        judge.into(),
+        "-j".into(),
+        "2".into(),
+    ];
+    for id in [APPLIES, REFUSED, NOT_FUZZED, READ] {
+        args.push("--run".into());
+        args.push(id.into());
+    }
+    for (name, extra) in executors {
+        args.push("--executor".into());
+        // The executor path is quoted: the command is split like shell words.
+        args.push(format!("{name}='{EXECUTOR}' {extra}"));
+    }
+    let run = patchspec(&args);
+    assert_eq!(
+        run.code, code,
+        "exit code\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let text = std::fs::read_to_string(out.join("matrix.json")).expect("matrix.json written");
+    serde_json::from_str(&text).expect("matrix.json is JSON")
+}
+
+/// (outcome, departure or "") of one cell.
+fn cell(m: &Value, id: &str, name: &str) -> (String, String) {
+    let case = m["cases"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["id"] == id))
+        .unwrap_or_else(|| panic!("no case {id} in {m}"));
+    let r = &case["results"][name];
+    (
+        r["outcome"].as_str().unwrap_or_default().to_owned(),
+        r["departure"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+fn disagree(m: &Value, id: &str) -> bool {
+    m["cases"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["id"] == id))
+        .and_then(|c| c["disagree"].as_bool())
+        .unwrap_or_else(|| panic!("no disagree for {id}"))
+}
+
+fn implementation<'a>(m: &'a Value, name: &str) -> &'a Value {
+    m["implementations"]
+        .as_array()
+        .and_then(|is| is.iter().find(|i| i["name"] == name))
+        .unwrap_or_else(|| panic!("no implementation {name}"))
+}
+
+fn check_cells(m: &Value, name: &str, want: &[(&str, &str, &str)]) {
+    for (id, outcome, departure) in want {
+        assert_eq!(
+            cell(m, id, name),
+            (outcome.to_string(), departure.to_string()),
+            "{name} on {id}"
+        );
+    }
+}
+
+#[test]
+fn outcome_judge_matrix_classifies_every_cell() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let m = matrix(
+        &out,
+        "outcome",
+        &[
+            ("engine-like", "--hello --tool apply_patch"),
+            ("refuser", "--always refuse"),
+            ("leaky", "--always outside"),
+        ],
+        0,
+    );
+    assert_eq!(m["formatVersion"], 1);
+    assert_eq!(m["judge"], "outcome");
+    let names: Vec<&str> = m["implementations"]
+        .as_array()
+        .expect("implementations")
+        .iter()
+        .filter_map(|i| i["name"].as_str())
+        .collect();
+    assert_eq!(names, ["reference", "engine-like", "refuser", "leaky"]);
+    assert_eq!(implementation(&m, "reference")["reference"], true);
+    assert_eq!(implementation(&m, "reference")["totals"]["passRate"], 1.0);
+
+    // Declared by HELLO: only apply_patch, so the read_file case is skipped.
+    let engine_like = implementation(&m, "engine-like");
+    assert_eq!(engine_like["declaredBy"], "hello");
+    assert_eq!(
+        engine_like["implementation"]["name"],
+        "patchspec-test-executor"
+    );
+    check_cells(
+        &m,
+        "engine-like",
+        &[
+            (APPLIES, "pass", ""),
+            (REFUSED, "pass", ""),
+            (READ, "skip", ""),
+        ],
+    );
+    // No HELLO (its answer is a TOOL_RESULT): nothing declared, every case runs.
+    assert!(
+        implementation(&m, "refuser")["declaredBy"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("nothing (no HELLO")),
+        "{m}"
+    );
+    // Outcome judge: a bare refusal passes where a refusal is expected.
+    check_cells(
+        &m,
+        "refuser",
+        &[
+            (APPLIES, "fail", "refused-valid"),
+            (REFUSED, "pass", ""),
+            (NOT_FUZZED, "pass", ""),
+            (READ, "fail", "refused-valid"),
+        ],
+    );
+    check_cells(
+        &m,
+        "leaky",
+        &[
+            (APPLIES, "fail", "wrote-outside"),
+            (REFUSED, "fail", "wrote-outside"),
+        ],
+    );
+    let refuser = implementation(&m, "refuser");
+    assert_eq!(refuser["totals"]["pass"], 2);
+    assert_eq!(refuser["totals"]["fail"], 2);
+    assert_eq!(refuser["totals"]["passRate"], 0.5);
+    assert_eq!(refuser["byTool"]["apply_patch"]["pass"], 2);
+    assert_eq!(refuser["byTool"]["workspace.read_file"]["fail"], 1);
+    let reason = m["cases"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["id"] == APPLIES))
+        .map(|c| c["results"]["refuser"]["reason"].clone())
+        .expect("a reason");
+    assert_eq!(
+        reason,
+        "refused an edit the spec applies: refused by the test executor"
+    );
+    // The implementations under test always differ here: leaky writes outside.
+    assert!(disagree(&m, REFUSED));
+
+    // Badges, shields.io endpoint format.
+    let badge: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("badges/refuser.json")).expect("badge"),
+    )
+    .expect("badge JSON");
+    assert_eq!(
+        badge,
+        serde_json::json!({"schemaVersion": 1, "label": "patchspec (outcome)", "message": "50% passing", "color": "yellow"})
+    );
+
+    // The page: self-contained, with the table, the filters and the details.
+    let html = std::fs::read_to_string(out.join("matrix.html")).expect("matrix.html");
+    for needle in [
+        "id=\"matrix\"",
+        "id=\"only-disagree\"",
+        "id=\"only-failures\"",
+        "id=\"patchspec-details\"",
+        "data-d=\"0\"",
+        "Judge: <b id=\"judge\">outcome</b>",
+    ] {
+        assert!(html.contains(needle), "matrix.html lacks {needle}");
+    }
+    for external in ["<link", " src=", "http://", "@import", "url("] {
+        assert!(!html.contains(external), "matrix.html has {external}");
+    }
+    let md = std::fs::read_to_string(out.join("matrix.md")).expect("matrix.md");
+    assert!(md.contains("Judge: **outcome**"), "{md}");
+    assert!(md.contains("| `apply_patch` | 3 |"), "{md}");
+    assert!(md.contains("### Departures: leaky"), "{md}");
+}
+
+#[test]
+fn full_judge_and_disagreement_among_the_implementations_under_test() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = matrix(
+        &dir.path().join("out"),
+        "full",
+        &[("engine-like", ""), ("refuser", "--always refuse")],
+        0,
+    );
+    assert_eq!(m["judge"], "full");
+    // Full judge: a refusal without the error kind is a wrong result.
+    check_cells(
+        &m,
+        "refuser",
+        &[
+            (APPLIES, "fail", "refused-valid"),
+            (REFUSED, "fail", "wrong-result"),
+        ],
+    );
+    // Both refuse and change nothing: they agree (both differ from the spec only in the
+    // result document); where one applies and the other refuses, they disagree.
+    assert!(!disagree(&m, REFUSED));
+    assert!(!disagree(&m, NOT_FUZZED));
+    assert!(disagree(&m, APPLIES));
+    assert!(disagree(&m, READ));
+    let badge: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/badges/engine-like.json")).expect("badge"),
+    )
+    .expect("badge JSON");
+    assert_eq!(badge["label"], "patchspec");
+    assert_eq!(badge["message"], "100% passing");
+}
+
+#[test]
+fn an_unusable_executor_is_exit_3_and_its_column_is_not_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = matrix(
+        &dir.path().join("out"),
+        "outcome",
+        &[("crashy", "--always crash")],
+        3,
+    );
+    let crashy = implementation(&m, "crashy");
+    assert!(crashy["unusable"].as_str().is_some(), "{crashy}");
+    assert_eq!(
+        cell(&m, APPLIES, "crashy"),
+        ("error".into(), "error".into())
+    );
+    assert_eq!(cell(&m, READ, "crashy").0, "not-run");
+    assert_eq!(cell(&m, READ, "reference").0, "pass");
+}
+
+#[test]
+fn bad_executor_specs_are_usage_errors() {
+    for spec in ["noequals", "reference=cmd", "x=cmd 'open", "a/b=cmd"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let run = patchspec(&[
+            "matrix".into(),
+            "--corpus".into(),
+            corpus().display().to_string(),
+            "--out".into(),
+            dir.path().join("out").display().to_string(),
+            "--executor".into(),
+            spec.into(),
+        ]);
+        assert_eq!(run.code, 2, "{spec}: {}", run.stderr);
+        assert!(run.stderr.contains("--executor"), "{spec}: {}", run.stderr);
+        assert!(!dir.path().join("out/matrix.json").exists());
+    }
+}
+
+#[test]
+fn check_judge_outcome_is_named_in_every_report() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let junit = dir.path().join("junit.xml");
+    let run = patchspec(&[
+        "check".into(),
+        "--corpus".into(),
+        corpus().display().to_string(),
+        "--run".into(),
+        REFUSED.into(),
+        "--run".into(),
+        APPLIES.into(),
+        "--judge".into(),
+        "outcome".into(),
+        "--report".into(),
+        "json".into(),
+        "--junit".into(),
+        junit.display().to_string(),
+        "--".into(),
+        EXECUTOR.into(),
+        "--hello".into(),
+        "--always".into(),
+        "refuse".into(),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines[0]["judge"], "outcome");
+    assert_eq!(
+        lines[0]["executor"]["implementation"]["name"],
+        "patchspec-test-executor"
+    );
+    let outcome = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["id"] == id)
+            .map(|l| l["outcome"].clone())
+    };
+    assert_eq!(outcome(REFUSED), Some("pass".into()));
+    assert_eq!(outcome(APPLIES), Some("fail".into()));
+    assert!(
+        run.stderr.contains("judge outcome"),
+        "human header: {}",
+        run.stderr
+    );
+    let xml = std::fs::read_to_string(&junit).expect("junit");
+    assert!(xml.contains("name=\"judge\" value=\"outcome\""), "{xml}");
+
+    // Markdown too.
+    let run = patchspec(&[
+        "check".into(),
+        "--corpus".into(),
+        corpus().display().to_string(),
+        "--run".into(),
+        REFUSED.into(),
+        "--judge".into(),
+        "outcome".into(),
+        "--report".into(),
+        "markdown".into(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("**Judge mode:** outcome:"),
+        "{}",
+        run.stdout
+    );
+}
