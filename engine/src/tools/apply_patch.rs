@@ -23,7 +23,7 @@ use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
-use crate::matching::{apply_hunks, HunkFailure};
+use crate::matching::{apply_hunks, HunkError, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
 use crate::tools::{guarded, OpenFs};
 
@@ -531,8 +531,8 @@ impl Planner<'_> {
                         ));
                     }
                 }
-                let before = self
-                    .read_checked(&source, path)
+                let (before, planned) = self
+                    .read_checked_and_plan(&source, path, hunks)
                     .map_err(|e| self.stale_diagnosis(e, &source, path, hunks))
                     .map_err(here)?;
                 if let Some(dest) = &dest {
@@ -540,8 +540,8 @@ impl Planner<'_> {
                 }
                 let mode = self.fs.mode(&source.target).ok();
                 let verified = self.expected.contains_key(&source.normalized);
-                let after = apply_hunks(&before, hunks)
-                    .map_err(|e| here(hunk_error(path, hunks, e, &before, verified)))?;
+                let after =
+                    planned.map_err(|e| here(hunk_error(path, hunks, e, &before, verified)))?;
                 match (dest, move_to) {
                     (Some(dest), Some(to)) => {
                         self.must_be_absent(&dest, to).map_err(here)?;
@@ -729,11 +729,46 @@ impl Planner<'_> {
     fn read_checked(&self, p: &GuardedPath, raw: &str) -> Result<Vec<u8>, PatchError> {
         let current = self.current(p, raw)?;
         self.stale_check(p, current.as_deref(), false)?;
-        current.ok_or_else(|| {
-            PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
-                .with("path", raw)
-                .with("reason", "missing_file")
-        })
+        current.ok_or_else(|| missing_file(raw))
+    }
+
+    /// [`Self::read_checked`] for an Update, and its hunks applied in
+    /// memory. The stale check hashes the whole file: with a digest to check,
+    /// the hash runs on a second thread while the hunks are planned, so it
+    /// adds nothing to the latency of a large file. The verdicts keep their
+    /// order: a stale file is refused as stale whatever its hunks do.
+    fn read_checked_and_plan(
+        &self,
+        p: &GuardedPath,
+        raw: &str,
+        hunks: &[envelope::Hunk<'_>],
+    ) -> Result<(Vec<u8>, Planned), PatchError> {
+        let current = self.current(p, raw)?;
+        let digest = self
+            .expected
+            .get(&p.normalized)
+            .map(|(_, expected)| expected.as_str())
+            .filter(|expected| !expected.is_empty());
+        let (matched, planned) = std::thread::scope(|scope| {
+            let hashing = match (digest, current.as_deref()) {
+                (Some(expected), Some(bytes)) => {
+                    Some(scope.spawn(move || matches_sha256(expected, bytes)))
+                }
+                _ => None,
+            };
+            let planned = current.as_deref().map(|bytes| apply_hunks(bytes, hunks));
+            // A hashing thread that panicked verifies nothing: the stale
+            // check below runs again on this thread.
+            let matched = hashing.is_some_and(|h| h.join().unwrap_or(false));
+            (matched, planned)
+        });
+        if !matched {
+            self.stale_check(p, current.as_deref(), false)?;
+        }
+        match (current, planned) {
+            (Some(bytes), Some(planned)) => Ok((bytes, planned)),
+            _ => Err(missing_file(raw)),
+        }
     }
 }
 
@@ -745,6 +780,15 @@ pub fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
         out.push(b'\n');
     }
     out
+}
+
+/// An Update's hunks applied in memory: the new bytes, or the hunk that failed.
+type Planned = Result<Vec<u8>, HunkError>;
+
+fn missing_file(raw: &str) -> PatchError {
+    PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
+        .with("path", raw)
+        .with("reason", "missing_file")
 }
 
 fn io_error(raw: &str, e: &std::io::Error) -> PatchError {
