@@ -490,3 +490,41 @@ fn a_reader_that_goes_away_is_not_an_error() {
         Some("x\n")
     );
 }
+
+/// An envelope file that is not UTF-8 is read as bytes; the checks of
+/// `--expect-sha` still come first, in the same order as for a text
+/// envelope: a malformed digest, then two keys that disagree about one
+/// path (found by fuzzing: fuzz/regressions/envelope_apply/b1-…, b3-…).
+#[test]
+fn expect_sha_problems_are_named_before_an_envelope_that_is_not_utf8() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let patch = ws.path().join("p.patch");
+    std::fs::write(
+        &patch,
+        b"*** Begin Patch\n*** Add File: b.txt\n+\xff\n*** End Patch\n",
+    )
+    .expect("write the envelope");
+    let root = ws.path().to_str().expect("utf-8 path");
+    let file = patch.to_str().expect("utf-8 path");
+    let sha = sha256_hex(b"a\n");
+    let reason = |extra: &[&str]| {
+        let mut args = vec!["apply", file, "--root", root, "--json"];
+        args.extend_from_slice(extra);
+        let out = run(&args, "", None);
+        assert_eq!(code(&out), 1, "{}", text(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("a result document");
+        doc["error"]["details"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(reason(&[]), "patch_parse_error");
+    assert_eq!(reason(&["--expect-sha", "a.txt=abc"]), "malformed_sha256");
+    let first = format!("a.txt={sha}");
+    let second = format!("./a.txt={}", "0".repeat(64));
+    assert_eq!(
+        reason(&["--expect-sha", &first, "--expect-sha", &second]),
+        "conflicting_expected_sha256"
+    );
+    assert_eq!(read(ws.path(), "b.txt"), None);
+}

@@ -301,8 +301,12 @@ fn check_expected(options: &ApplyOptions) -> Result<(), PatchError> {
 /// [`apply`] for an envelope given as bytes: invalid UTF-8 is a
 /// `patch_parse_error` at the line where it occurs.
 pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied {
-    // The same order as `apply`: a malformed hash is named before the envelope.
-    if let Err(e) = check_expected(options) {
+    // The same order as `apply`: a malformed hash, then two keys that
+    // disagree about one path, are named before the envelope (found by
+    // fuzzing: fuzz/regressions/envelope_apply/b3-…).
+    if let Err(e) =
+        check_expected(options).and_then(|()| expected_by_path(fs, &options.expected_sha256))
+    {
         return Applied {
             changed_files: Vec::new(),
             error: Some(e),

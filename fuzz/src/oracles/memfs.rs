@@ -289,10 +289,12 @@ pub fn visible(tree: &BTreeMap<String, Node>) -> BTreeMap<String, Node> {
         .collect()
 }
 
-/// Paths of staged temp files (`*.apply-patch.tmp`) anywhere in the tree.
-pub fn temp_files(tree: &BTreeMap<String, Node>) -> Vec<String> {
-    tree.keys()
-        .filter(|p| p.ends_with(".apply-patch.tmp"))
+/// Paths of staged temp files (`*.apply-patch.tmp`) in `after` that were
+/// not in `before` (a workspace may hold a file of that name to begin with).
+pub fn temp_files(before: &BTreeMap<String, Node>, after: &BTreeMap<String, Node>) -> Vec<String> {
+    after
+        .keys()
+        .filter(|p| p.ends_with(".apply-patch.tmp") && !before.contains_key(*p))
         .cloned()
         .collect()
 }

@@ -277,7 +277,7 @@ pub fn check_apply(s: &Scenario) {
             model.changed,
         )
     };
-    let temps = temp_files(&after);
+    let temps = temp_files(&before, &after);
     assert!(temps.is_empty(), "temp files remain: {temps:?}{}", ctx());
     let engine_changed: Vec<(String, String, Option<String>)> = applied
         .changed_files

@@ -440,7 +440,7 @@ fn check_apply(s: &Scenario) {
             show_tree(&before)
         )
     };
-    let temps = temp_files(&after);
+    let temps = temp_files(&before, &after);
     assert!(temps.is_empty(), "temp files remain: {temps:?}{}", ctx());
     if fired {
         let c = report
