@@ -43,6 +43,19 @@ if [ "$scope" = spec ]; then
     )
 fi
 
+# The baseline: the gate must pass on the unmutated tree, in the profile the
+# mutants are built with. It is run here, not by cargo-mutants, because
+# cargo-mutants 27 runs its own baseline in the *mutated* package
+# (patchspec-engine, which has no `gate` test) whatever --test-package says;
+# its time also sets the per-mutant timeout (a mutant that loops forever is
+# counted as a timeout, not a survivor).
+start=$(date +%s)
+cargo test --profile mutants -p patchspec-conformance --test gate
+baseline=$(( $(date +%s) - start ))
+timeout=${MUTANTS_TIMEOUT:-60}
+echo "mutants.sh: baseline gate passed (${baseline} s with the build); per-mutant test timeout ${timeout} s"
+
 jobs=${MUTANTS_JOBS:-2}
-exec cargo mutants -p patchspec-engine --jobs "$jobs" --no-shuffle \
-    "${exclude[@]}" "${extra[@]}"
+exec cargo mutants -p patchspec-engine --test-package patchspec-conformance \
+    --baseline skip --timeout "$timeout" --build-timeout 600 \
+    --jobs "$jobs" --no-shuffle "${exclude[@]}" "${extra[@]}"

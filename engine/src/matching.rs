@@ -1111,6 +1111,7 @@ impl<'f, 'p> PostState<'f, 'p> {
             buf: Vec::with_capacity(bytes.len() + extra + nl.len()),
             nl,
             owes_newline: false,
+            last_ending: 0,
         };
         // The region before line 0 (a BOM) always stays.
         let mut cursor = 0usize; // byte offset in the original
@@ -1146,6 +1147,11 @@ struct Writer<'n> {
     buf: Vec<u8>,
     nl: &'n [u8],
     owes_newline: bool,
+    /// The length of the last line's ending in `buf`. Dropping a final
+    /// newline drops exactly that many bytes: a written line `x\r` in an LF
+    /// file ends in `\r\n`, but only its `\n` is an ending (found by
+    /// fuzzing: fuzz/regressions/envelope_apply/b5-…).
+    last_ending: usize,
 }
 
 impl Writer<'_> {
@@ -1153,6 +1159,7 @@ impl Writer<'_> {
         if self.owes_newline {
             self.buf.extend_from_slice(self.nl);
             self.owes_newline = false;
+            self.last_ending = self.nl.len();
         }
     }
 
@@ -1165,8 +1172,16 @@ impl Writer<'_> {
             self.pay();
         }
         self.buf.extend_from_slice(region);
-        if has_lines && !region.ends_with(b"\n") {
-            self.owes_newline = true;
+        if has_lines {
+            // Original lines keep their own endings (`\r\n` is one, as in
+            // `Lines`).
+            if region.ends_with(b"\r\n") {
+                self.last_ending = 2;
+            } else if region.ends_with(b"\n") {
+                self.last_ending = 1;
+            } else {
+                self.owes_newline = true;
+            }
         }
     }
 
@@ -1174,18 +1189,19 @@ impl Writer<'_> {
         self.pay();
         self.buf.extend_from_slice(text);
         self.buf.extend_from_slice(self.nl);
+        self.last_ending = self.nl.len();
     }
 
     fn finish(mut self, final_newline: bool) -> Vec<u8> {
         let has_content = !self.buf.is_empty() && self.buf != crate::text::BOM;
         if final_newline {
             self.pay();
-        } else if has_content && !self.owes_newline {
-            if self.buf.ends_with(b"\r\n") {
-                self.buf.truncate(self.buf.len() - 2);
-            } else if self.buf.ends_with(b"\n") {
-                self.buf.truncate(self.buf.len() - 1);
-            }
+        } else if has_content && !self.owes_newline && self.buf.ends_with(b"\n") {
+            // `ends_with(b"\n")` holds only after a line was ended, which
+            // set `last_ending` to that ending's length (1 or 2, both
+            // within `buf`).
+            let keep = self.buf.len().saturating_sub(self.last_ending);
+            self.buf.truncate(keep);
         }
         self.buf
     }
@@ -1431,6 +1447,23 @@ mod tests {
                 HunkFailure::MisplacedNoNewlineMarker { envelope_line: 3 },
             ),
         );
+    }
+
+    /// Found by fuzzing (fuzz/regressions/envelope_apply/b5-…): dropping
+    /// the final newline after a written line `x\r` in an LF file dropped
+    /// `\r\n`, as if the `\r` were part of the ending. Only the ending the
+    /// line was given goes; original lines keep treating `\r\n` as one.
+    #[test]
+    fn dropping_the_final_newline_drops_only_the_ending() {
+        check("a", "@@$\n+x\r\n\\", Ok("a\nx\r"));
+        check("a\nb\n", "@@\n-b\n+b\r\n\\", Ok("a\nb\r"));
+        check("a\r\nb\r\n", "@@\n-b\n+b\n\\", Ok("a\r\nb"));
+        check(
+            "a\nb\r\n",
+            "@@\n-a\n+A\n b\n\\",
+            fail(0, HunkFailure::ContextNotFound),
+        );
+        check("a\nb\r\n", "@@\n a\n-b\n+b\n\\", Ok("a\nb"));
     }
 
     #[test]
