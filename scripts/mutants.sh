@@ -58,4 +58,4 @@ echo "mutants.sh: baseline gate passed (${baseline} s with the build); per-mutan
 jobs=${MUTANTS_JOBS:-2}
 exec cargo mutants -p patchspec-engine --test-package patchspec-conformance \
     --baseline skip --timeout "$timeout" --build-timeout 600 \
-    --jobs "$jobs" --no-shuffle "${exclude[@]}" "${extra[@]}"
+    --jobs "$jobs" "${exclude[@]}" "${extra[@]}"
