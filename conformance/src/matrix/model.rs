@@ -322,8 +322,9 @@ pub struct Source {
     pub timeout: Duration,
 }
 
-/// Case workspaces are `<tmp>/patchspec-XXXXXX/ws` (see [`crate::workspace`]);
-/// in reasons and error texts they become `<workspace>`, so that reasons (and
+/// Case workspaces are `<tmp>/patchspec-run-XXXX/cases/<n>/ws` (the per-run
+/// root of [`crate::workspace`]; before it, `<tmp>/patchspec-XXXXXX/ws`); in
+/// reasons and error texts they become `<workspace>`, so that reasons (and
 /// the documents made of them) do not change from run to run.
 fn anonymise(text: &str) -> String {
     static WORKSPACE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
@@ -331,7 +332,7 @@ fn anonymise(text: &str) -> String {
         let tmp = std::env::temp_dir();
         let tmp = tmp.canonicalize().unwrap_or(tmp);
         let pattern = format!(
-            r"{}/patchspec-[A-Za-z0-9]+/ws",
+            r"{}/patchspec-(?:run-[A-Za-z0-9]+/cases/[0-9]+|[A-Za-z0-9]+)/ws",
             regex::escape(tmp.to_string_lossy().trim_end_matches('/'))
         );
         regex::Regex::new(&pattern).ok()
@@ -655,6 +656,11 @@ mod tests {
             clip_line(&text),
             "Failed to find expected lines in <workspace>/src/a.rs:"
         );
+        let text = format!(
+            "Failed to read {}/patchspec-run-Xy12/cases/140/ws/a.txt: gone",
+            tmp.display()
+        );
+        assert_eq!(clip_line(&text), "Failed to read <workspace>/a.txt: gone");
         assert_eq!(clip_line("/etc/hosts: denied"), "/etc/hosts: denied");
     }
 
