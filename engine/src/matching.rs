@@ -1193,13 +1193,12 @@ impl Writer<'_> {
     }
 
     fn finish(mut self, final_newline: bool) -> Vec<u8> {
-        let has_content = !self.buf.is_empty() && self.buf != crate::text::BOM;
         if final_newline {
             self.pay();
-        } else if has_content && !self.owes_newline && self.buf.ends_with(b"\n") {
-            // `ends_with(b"\n")` holds only after a line was ended, which
-            // set `last_ending` to that ending's length (1 or 2, both
-            // within `buf`).
+        } else if !self.owes_newline && self.buf.ends_with(b"\n") {
+            // `ends_with(b"\n")` holds only after a line was ended (an empty
+            // result or a lone BOM does not end in one), which set
+            // `last_ending` to that ending's length (1 or 2, within `buf`).
             let keep = self.buf.len().saturating_sub(self.last_ending);
             self.buf.truncate(keep);
         }
