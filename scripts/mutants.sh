@@ -30,6 +30,9 @@ fi
 
 # Never mutated: FaultFs and FsOp, the fault-injecting test double of fs.rs (the
 # tests' and the fuzzers' harness, unreachable through the protocol).
+# (cargo-mutants 27 does not apply --exclude-re to struct-field deletions, so
+# one FaultFs mutant, "delete field panics from struct FaultFs", still runs;
+# docs/mutation-testing.md counts it with the test double.)
 exclude_always=(--exclude-re 'FaultFs|FsOp')
 
 # The spec scope leaves out what issue 5 does not score: the diagnosis of
@@ -44,8 +47,9 @@ if [ "$scope" = spec ]; then
         --exclude engine/src/tools/apply_change.rs
         --exclude engine/src/tools/ide.rs
         --exclude engine/src/tools/ide_read_file.rs
-        # The diagnosis's JSON and human renderings live in apply_patch.rs.
-        --exclude-re 'diagnosis_json|human_diagnosis'
+        # The diagnosis's JSON and human renderings (and their helpers) live
+        # in apply_patch.rs; matching.rs's post_state serves only the diagnosis.
+        --exclude-re 'diagnosis_json|human_diagnosis|row_json|num_of|post_state'
     )
 fi
 
