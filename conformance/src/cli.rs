@@ -139,6 +139,10 @@ pub struct CheckArgs {
     /// Skip cases with this tag; repeatable.
     #[arg(long, value_name = "TAG")]
     pub skip_tag: Vec<String>,
+    /// Accept a run in which every selected case is skipped (by the executor's declaration,
+    /// --skip-tool or --skip-tag): exit 0 instead of 2.
+    #[arg(long)]
+    pub allow_empty: bool,
     /// An implementation-private path glob left out of tree comparison; repeatable.
     #[arg(long, value_name = "GLOB")]
     pub ignore_path: Vec<String>,

@@ -16,7 +16,7 @@ use crate::cli::{CheckArgs, CorpusArgs, FilterArgs, ReportFormat, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::event::{Reporter, RunHeader};
 use crate::report::{human::Human, jsonl::JsonLines, junit::Junit, markdown::Markdown};
-use crate::run::{run, RunConfig, Runner};
+use crate::run::{known_tools, nothing_judged, run, RunConfig, Runner};
 use crate::select::Selection;
 use crate::transport::inprocess::InProcess;
 use crate::transport::oneshot::Oneshot;
@@ -268,6 +268,18 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         judge: args.judge,
     };
     let runner = Runner::with_root(executor.as_ref(), &cfg, root).map_err(Error::usage)?;
+    // Strict before the first case: a declaration that names a tool nobody
+    // knows, or one that leaves nothing to judge, is not a green run.
+    let refused = crate::run::check_declared_tools(runner.info(), &known_tools(&corpus.cases))
+        .map_err(|why| Error::new(ErrorKind::ExecutorUnusable(why)))
+        .and_then(|()| match nothing_judged(&runner, &selected) {
+            Some(why) if !args.allow_empty => Err(Error::new(ErrorKind::NothingJudged(why))),
+            _ => Ok(()),
+        });
+    if let Err(e) = refused {
+        executor.finish();
+        return Err(e);
+    }
     let corpus_ids: BTreeSet<&str> = corpus.cases.iter().map(|c| c.id.as_str()).collect();
     let stale = cfg
         .baseline

@@ -17,6 +17,9 @@ pub enum ErrorKind {
     Corpus(Vec<Problem>),
     /// The filters selected no case.
     NothingSelected(String),
+    /// Every selected case would be skipped: the run would judge nothing
+    /// (refused unless `--allow-empty`).
+    NothingJudged(String),
     /// The corpus is not the one pinned by `--corpus-version`/`--corpus-hash`.
     CorpusPin(String),
     /// The baseline cannot be read, or may not be rewritten.
@@ -74,6 +77,10 @@ impl fmt::Display for Error {
                 Ok(())
             }
             ErrorKind::NothingSelected(m) => write!(f, "no case selected: {m}"),
+            ErrorKind::NothingJudged(m) => write!(
+                f,
+                "nothing to judge: {m}. A gate that judges nothing proves nothing; fix the declaration or the filters, or pass --allow-empty to accept it"
+            ),
             ErrorKind::CorpusPin(m) => write!(f, "{m}"),
             ErrorKind::Baseline(m) => write!(f, "{m}"),
             ErrorKind::ExecutorUnusable(m) => write!(f, "executor unusable: {m}"),

@@ -6,8 +6,8 @@
 //! |---|---|
 //! | 0 | every selected case ended as expected (pass, skip, or xfail) |
 //! | 1 | unexpected results: a fail, error or xpass, a stale baseline entry, a run-level protocol error or write outside the workspaces, or selected cases left unrun by `--fail-fast`/`--max-fail` |
-//! | 2 | usage or corpus error: bad arguments, invalid case files, zero cases selected, a corpus that is not the pinned one (`--corpus-version`, `--corpus-hash`), unreadable baseline, refused baseline rewrite |
-//! | 3 | the executor is unusable: it could not be started, failed the handshake, or spoke no valid protocol on the first case |
+//! | 2 | usage or corpus error: bad arguments, invalid case files, zero cases selected, every selected case skipped (unless `--allow-empty`), a corpus that is not the pinned one (`--corpus-version`, `--corpus-hash`), unreadable baseline, refused baseline rewrite |
+//! | 3 | the executor is unusable: it could not be started, failed the handshake, declared a tool the corpus does not know, or spoke no valid protocol on the first case |
 //!
 //! The mapping from an error to its code is the single exhaustive `match` in
 //! [`code_for`]; there is no wildcard arm.
@@ -29,6 +29,7 @@ pub fn code_for(kind: &ErrorKind) -> i32 {
         ErrorKind::Usage(_)
         | ErrorKind::Corpus(_)
         | ErrorKind::NothingSelected(_)
+        | ErrorKind::NothingJudged(_)
         | ErrorKind::CorpusPin(_)
         | ErrorKind::Baseline(_) => USAGE,
         ErrorKind::ExecutorUnusable(_) => EXECUTOR_UNUSABLE,

@@ -24,7 +24,7 @@
 //! fail the run. What it leaves out: printing (reporters do that) and exit
 //! codes (the caller maps the summary).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -130,7 +130,9 @@ impl<'a> Runner<'a> {
         &self.info
     }
 
-    fn skip_reason(&self, case: &Case) -> Option<String> {
+    /// Why this case will be skipped (the executor's declaration,
+    /// `--skip-tool`, `--skip-tag`), or `None` when it will be judged.
+    pub fn skip_reason(&self, case: &Case) -> Option<String> {
         if let Some(tools) = &self.info.tools {
             if !tools.contains(&case.tool) {
                 return Some(format!(
@@ -260,6 +262,85 @@ impl<'a> Runner<'a> {
             RawOutcome::Fail
         }
     }
+}
+
+/// The tool names a run knows: the engine's and every tool a case of the
+/// corpus uses (a generated corpus may test a tool of its own).
+pub fn known_tools(cases: &[Case]) -> BTreeSet<String> {
+    patchspec_engine::dispatch::SUPPORTED_TOOLS
+        .iter()
+        .map(|t| (*t).to_owned())
+        .chain(cases.iter().map(|c| c.tool.clone()))
+        .collect()
+}
+
+/// The known name closest to `name` by edit distance (Levenshtein, ignoring
+/// case), when it is close enough to be a likely misspelling: at most a
+/// third of the name's length, and at least 2 edits are always allowed.
+pub fn closest<'k>(name: &str, known: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
+    let lower = name.to_lowercase();
+    let allowed = (lower.chars().count() / 3).max(2);
+    known
+        .into_iter()
+        .map(|k| (strsim::levenshtein(&lower, &k.to_lowercase()), k))
+        .filter(|(d, _)| *d <= allowed)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Strictness about the declaration: an executor that declares a tool no
+/// case and no engine knows has misspelled it (or declared a tool the corpus
+/// cannot test), and every case of the tool it meant would be skipped
+/// without a word. `Err` names each unknown tool, the closest known name,
+/// and the known names.
+pub fn check_declared_tools(info: &ExecutorInfo, known: &BTreeSet<String>) -> Result<(), String> {
+    let Some(tools) = &info.tools else {
+        return Ok(());
+    };
+    let unknown: Vec<String> = tools
+        .iter()
+        .filter(|t| !known.contains(*t))
+        .map(|t| match closest(t, known.iter().map(String::as_str)) {
+            Some(k) => format!("{t:?} (did you mean {k:?}?)"),
+            None => format!("{t:?}"),
+        })
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    Err(format!(
+        "its HELLO declares {} the corpus does not know: {}; the known tools are {}. Declare only tools of that list, spelled exactly",
+        if unknown.len() == 1 { "a tool" } else { "tools" },
+        unknown.join(", "),
+        known.join(", ")
+    ))
+}
+
+/// When no selected case would be judged — every one skipped by the
+/// executor's declaration, `--skip-tool` or `--skip-tag` — why, as one
+/// line: each skip reason with its count, and what the executor declared.
+/// `None` when at least one case will be judged.
+pub fn nothing_judged(runner: &Runner<'_>, selected: &[&Case]) -> Option<String> {
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for case in selected {
+        *reasons.entry(runner.skip_reason(case)?).or_default() += 1;
+    }
+    let mut by_count: Vec<(String, usize)> = reasons.into_iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let reasons: Vec<String> = by_count
+        .iter()
+        .map(|(why, n)| format!("{n} × {why}"))
+        .collect();
+    let declared = match &runner.info.tools {
+        Some(tools) => format!("; the executor declares the tools {}", tools.join(", ")),
+        None => String::new(),
+    };
+    Some(format!(
+        "all {} selected case(s) would be skipped, none judged: {}{declared}",
+        selected.len(),
+        reasons.join("; ")
+    ))
 }
 
 /// What [`run`] produced.

@@ -324,6 +324,9 @@ fn check_judge_outcome_is_named_in_every_report() {
         "--".into(),
         EXECUTOR.into(),
         "--hello".into(),
+        // Declared exactly: `test.write` is no tool of the real corpus.
+        "--tool".into(),
+        "apply_patch".into(),
         "--always".into(),
         "refuse".into(),
     ]);

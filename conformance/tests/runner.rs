@@ -521,8 +521,97 @@ fn skips_by_flag_are_not_failures() {
         (footer["passed"].as_u64(), footer["skipped"].as_u64()),
         (Some(1), Some(1))
     );
-    let run = check(&c, &["--skip-tool", "test.write"], &[EXECUTOR], 0);
+    // Skipping everything judges nothing: refused, unless asked for.
+    let run = check(&c, &["--skip-tool", "test.write"], &[EXECUTOR], 2);
+    assert!(
+        run.stderr
+            .contains("2 × tool \"test.write\" skipped (--skip-tool)"),
+        "{}",
+        run.stderr
+    );
+    let run = check(
+        &c,
+        &["--skip-tool", "test.write", "--allow-empty"],
+        &[EXECUTOR],
+        0,
+    );
     assert_eq!(run.footer()["totals"]["skip"], 2);
+}
+
+/// A HELLO that names a tool no case and no engine knows stops the run
+/// (exit 3) with the closest known name; the suggestion is not offered for
+/// a name that is nothing like any known one.
+#[test]
+fn a_misspelled_tool_in_the_hello_is_an_unusable_executor() {
+    let c = Corpus::new();
+    c.case("t/a", "", &[]);
+    for transport in [&[][..], &["--transport", "session"][..]] {
+        let mut executor = vec![EXECUTOR, "--hello", "--tool", "test.write"];
+        executor.extend(["--tool", "workspace_read_fille"]);
+        if !transport.is_empty() {
+            executor.push("--session");
+        }
+        let run = check(&c, transport, &executor, 3);
+        assert!(
+            run.stderr.contains(
+                "declares a tool the corpus does not know: \"workspace_read_fille\" (did you mean \"workspace.read_file\"?)"
+            ),
+            "{transport:?}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "no case ran: {}", run.stdout);
+    }
+    let run = check(
+        &c,
+        &[],
+        &[
+            EXECUTOR,
+            "--hello",
+            "--tool",
+            "test.write",
+            "--tool",
+            "frobnicate",
+        ],
+        3,
+    );
+    assert!(run.stderr.contains("\"frobnicate\";"), "{}", run.stderr);
+    assert!(!run.stderr.contains("did you mean"), "{}", run.stderr);
+}
+
+/// `--tool T` against an executor whose HELLO does not declare T selects
+/// cases that are all skipped: exit 2 with the reason, not a green run.
+#[test]
+fn a_run_that_judges_nothing_exits_2_unless_allowed() {
+    let c = Corpus::new();
+    c.case("t/a", "", &[]);
+    c.raw(
+        "r/reads",
+        json!({
+            "id": "r/reads", "summary": "reads a file", "spec": ["websocket-tool-protocol#tool-result"],
+            "tool": "workspace.read_file", "given": {"files": {"a.txt": "x\n"}},
+            "call": {"path": "a.txt"},
+            "expect": {"result": {"success": true}, "files": "unchanged"}
+        }),
+    );
+    let executor = [EXECUTOR, "--hello", "--tool", "test.write"];
+    // Unfiltered, one case is judged: the run goes on.
+    check(&c, &[], &executor, 0);
+    let run = check(&c, &["--tool", "workspace.read_file"], &executor, 2);
+    for needle in [
+        "nothing to judge",
+        "1 × the executor does not support tool \"workspace.read_file\"",
+        "the executor declares the tools test.write",
+        "--allow-empty",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle} in {}", run.stderr);
+    }
+    let run = check(
+        &c,
+        &["--tool", "workspace.read_file", "--allow-empty"],
+        &executor,
+        0,
+    );
+    assert_eq!(run.outcomes()["r/reads"].0, "skip");
 }
 
 #[test]
