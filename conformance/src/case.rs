@@ -332,6 +332,12 @@ pub fn parse_case(bytes: &[u8], expected_id: Option<&str>) -> Result<Case, Vec<(
     if !problems.is_empty() {
         return Err(problems);
     }
+    // `$schema` points an editor at case.schema.json; it is not part of the
+    // case model, so it is allowed (and checked to be a string) and dropped.
+    let mut value = value;
+    if let Some(map) = value.as_object_mut() {
+        map.remove("$schema");
+    }
     serde_json::from_value(value)
         .map_err(|e| vec![("$".to_owned(), format!("does not fit the case model: {e}"))])
 }
@@ -583,6 +589,9 @@ impl Validator {
         ) else {
             return;
         };
+        if map.get("$schema").is_some_and(|v| !v.is_string()) {
+            self.err("$.$schema", "must be a string (the URI of the case schema)");
+        }
         if let Some(id) = map.get("id") {
             match id.as_str() {
                 Some(s) => {

@@ -316,7 +316,8 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Quietly: stderr may be a pipe its reader closed (`2>&1 | head -1`).
+            crate::output::eprintln_quietly(format_args!("error: {e}"));
             e.exit_code()
         }
     }

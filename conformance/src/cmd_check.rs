@@ -360,11 +360,11 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         let new = old.rewritten(output.results.iter().map(|r| (r.id.as_str(), r.raw)));
         std::fs::write(path, new.to_json())
             .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))?;
-        eprintln!(
+        crate::output::eprintln_quietly(format_args!(
             "baseline {} rewritten: {} known failure(s)",
             path.display(),
             new.len()
-        );
+        ));
         return Ok(crate::exit::OK);
     }
     Ok(crate::exit::for_summary(&output.summary))

@@ -245,10 +245,10 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
             .collect()
     };
     let command: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
-    eprintln!(
+    crate::output::eprintln_quietly(format_args!(
         "wrote {} (workspace ws/, request.json, case.json); reproduce with:",
         out.display()
-    );
+    ));
     writeln!(
         crate::output::stdout(),
         "cd {} && {} < {}",

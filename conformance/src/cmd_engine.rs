@@ -71,6 +71,12 @@ pub fn apply(args: &ApplyArgs) -> i32 {
         let Some((path, hex)) = pair.rsplit_once('=') else {
             return usage(&format!("--expect-sha takes PATH=HEX, got {pair:?}"));
         };
+        // A malformed digest is the caller's typo, not a stale file: usage.
+        if !hex.is_empty() && !patchspec_engine::hash::is_sha256_hex(hex) {
+            return usage(&format!(
+                "--expect-sha {pair:?}: HEX must be a SHA-256 (64 hexadecimal digits), or empty for \"{path} must not exist\""
+            ));
+        }
         options
             .expected_sha256
             .insert(path.to_string(), hex.to_string());

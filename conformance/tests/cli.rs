@@ -180,6 +180,10 @@ fn usage_errors_exit_2() {
             "--expect-sha takes PATH=HEX",
         ),
         (
+            vec!["apply", "--root", root, "--expect-sha", "a=deadbeef"],
+            "--expect-sha \"a=deadbeef\": HEX must be a SHA-256 (64 hexadecimal digits)",
+        ),
+        (
             vec!["apply", "--root", missing.to_str().unwrap()],
             "cannot open the workspace",
         ),
@@ -501,9 +505,10 @@ fn a_reader_that_goes_away_is_not_an_error() {
 }
 
 /// An envelope file that is not UTF-8 is read as bytes; the checks of
-/// `--expect-sha` still come first, in the same order as for a text
-/// envelope: a malformed digest, then two keys that disagree about one
-/// path (found by fuzzing: fuzz/regressions/envelope_apply/b1-…, b3-…).
+/// `--expect-sha` still come first, as for a text envelope: a malformed
+/// digest is a usage error of the command line (exit 2, before the
+/// envelope is looked at), then two keys that disagree about one path are
+/// the engine's refusal (found by fuzzing: fuzz/regressions/envelope_apply/b1-…, b3-…).
 #[test]
 fn expect_sha_problems_are_named_before_an_envelope_that_is_not_utf8() {
     let ws = workspace(&[("a.txt", "a\n")]);
@@ -528,7 +533,25 @@ fn expect_sha_problems_are_named_before_an_envelope_that_is_not_utf8() {
             .to_owned()
     };
     assert_eq!(reason(&[]), "patch_parse_error");
-    assert_eq!(reason(&["--expect-sha", "a.txt=abc"]), "malformed_sha256");
+    let out = run(
+        &[
+            "apply",
+            file,
+            "--root",
+            root,
+            "--json",
+            "--expect-sha",
+            "a.txt=abc",
+        ],
+        "",
+        None,
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("HEX must be a SHA-256"),
+        "{}",
+        text(&out.stderr)
+    );
     let first = format!("a.txt={sha}");
     let second = format!("./a.txt={}", "0".repeat(64));
     assert_eq!(

@@ -514,8 +514,32 @@ fn skips_by_flag_are_not_failures() {
     let c = Corpus::new();
     c.case("t/a", "", &["slow"]);
     c.case("t/b", "crash", &["broken"]);
-    let run = check(&c, &["--skip-tag", "broken"], &[EXECUTOR], 0);
+    let junit = c.path("junit.xml");
+    let run = check(
+        &c,
+        &[
+            "--skip-tag",
+            "broken",
+            "--junit",
+            junit.to_str().expect("utf-8"),
+        ],
+        &[EXECUTOR],
+        0,
+    );
     assert_eq!(run.outcomes()["t/b"].0, "skip");
+    // JUnit: a `<skipped>` element, counted in `skipped`, not in `disabled`.
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
+    assert!(
+        xml.contains(
+            r#"<testsuite name="test.write" tests="2" disabled="0" errors="0" failures="0""#
+        ) && xml.contains(r#"skipped="1">"#),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(r#"<skipped message="the executor does not support tag &quot;broken&quot;"#)
+            || xml.contains(r#"<skipped message="tag &quot;broken&quot; skipped (--skip-tag)"/>"#),
+        "{xml}"
+    );
     let footer = run.footer();
     assert_eq!(
         (footer["passed"].as_u64(), footer["skipped"].as_u64()),
@@ -1134,6 +1158,36 @@ fn a_closed_stdout_is_a_quiet_normal_exit() {
     }
 }
 
+/// `check -- cat 2>&1 | head -1`: both streams closed early, and an
+/// executor that fails (here unusable, exit 3) — the error message that
+/// cannot be written is dropped, never a panic (exit 101).
+#[test]
+fn closed_stdout_and_stderr_keep_the_exit_code() {
+    let c = Corpus::new();
+    c.case("q/a", "", &[]);
+    let corpus = c.root();
+    let corpus = corpus.to_str().expect("utf-8");
+    for (executor, code) in [
+        (&[EXECUTOR, "--always", "garbage"][..], 3),
+        (&["cat"][..], 3),
+    ] {
+        let mut args = vec!["check", "--corpus", corpus, "--"];
+        args.extend_from_slice(executor);
+        let mut child = Command::new(PATCHSPEC)
+            .args(&args)
+            .env("CI", "true")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run patchspec");
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+}
+
 #[test]
 fn human_report_explains_a_file_difference() {
     let c = Corpus::new();
@@ -1231,6 +1285,35 @@ fn lint_checks_ids_and_spec_references() {
         "{}",
         run.stderr
     );
+}
+
+/// `"$schema"` in a case (an editor's pointer at case.schema.json) is
+/// allowed by the schema and the docs, so lint and check accept it too.
+#[test]
+fn a_schema_member_in_a_case_is_accepted() {
+    let c = Corpus::new();
+    c.raw(
+        "s/with-schema",
+        json!({
+            "$schema": "../schema/case.schema.json",
+            "id": "s/with-schema", "summary": "a case with $schema",
+            "spec": ["websocket-tool-protocol#tool-result"], "tool": "test.write",
+            "given": {"files": {}}, "call": {"path": "a.txt", "content": "new\n"},
+            "expect": {"result": {"success": true, "path": "a.txt"}, "files": {"a.txt": "new\n"}}
+        }),
+    );
+    std::fs::create_dir_all(c.root().join("schema")).expect("mkdir");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/schema/case.schema.json"),
+        c.root().join("schema/case.schema.json"),
+    )
+    .expect("copy schema");
+    let root = c.root();
+    let r = root.to_str().expect("utf-8");
+    let run = patchspec(&["lint", "--corpus", r, "--no-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = check(&c, &[], &[EXECUTOR], 0);
+    assert_eq!(run.outcomes()["s/with-schema"].0, "pass");
 }
 
 /// The shipped corpus through the reference executor, both transports:

@@ -3,12 +3,13 @@
 //! by a real JSON Schema 2020-12 validator, not by our code), and a set of
 //! structural mutations is rejected by both the schema and the loader's
 //! hand-written rules (`case::validate`), while valid variations are accepted
-//! by both. `patchspec lint` runs the loader; this test keeps the schema that
-//! editors use honest.
+//! by both — by the rules and by the whole loader (`case::parse_case`, which
+//! also builds the case model). `patchspec lint` runs the loader; this test
+//! keeps the schema that editors use honest.
 
 use std::path::{Path, PathBuf};
 
-use patchspec_conformance::case::validate;
+use patchspec_conformance::case::{parse_case, validate};
 use serde_json::{json, Value};
 
 fn corpus() -> PathBuf {
@@ -125,11 +126,16 @@ fn the_schema_and_the_loader_agree_on_what_is_a_case() {
         assert_eq!(
             validate(&case),
             Vec::<(String, String)>::new(),
-            "{name}: the loader rejects it"
+            "{name}: the loader's rules reject it"
         );
+        let bytes = serde_json::to_vec(&case).expect("json");
+        if let Err(problems) = parse_case(&bytes, None) {
+            panic!("{name}: the loader rejects it: {problems:?}");
+        }
     }
     let rejected = [
         ("unknown member", with(&["x"], Some(json!(1)))),
+        ("$schema not a string", with(&["$schema"], Some(json!(1)))),
         ("missing id", with(&["id"], None)),
         ("missing expect", with(&["expect"], None)),
         ("id with ..", with(&["id"], Some(json!("t/../a")))),

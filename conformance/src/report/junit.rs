@@ -2,7 +2,8 @@
 //! one `<testsuites name="patchspec">`, one `<testsuite>` per tool (sorted),
 //! one `<testcase name="<case id>" classname="<tool>">` per case in id order.
 //! `fail` → `<failure type="fail">`, `xpass` → `<failure type="xpass">`,
-//! `error` → `<error type="<errorKind>">`, `skip` → `<skipped>`; `pass` and
+//! `error` → `<error type="<errorKind>">`, `skip` → `<skipped>` (counted in
+//! the suite's `skipped` attribute; its `disabled` is always 0); `pass` and
 //! `xfail` are successes (an xfail carries the property `outcome=xfail`).
 //! A selected case left unrun by `--fail-fast`/`--max-fail` is a testcase
 //! with `<skipped message="not run: stopped by …">` (property
@@ -126,6 +127,12 @@ impl Junit {
             suite.add_property(Property::new(k.clone(), v.clone()));
         }
         suite.add_test_cases(cases);
+        // quick-junit counts skips as `disabled`; JUnit consumers (Ant,
+        // Surefire, GitHub and GitLab reports) read them from `skipped`.
+        let skipped = std::mem::take(&mut suite.disabled);
+        suite
+            .extra
+            .insert("skipped".into(), skipped.to_string().into());
         suite
     }
 }

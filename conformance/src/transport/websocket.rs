@@ -221,7 +221,7 @@ impl Shared {
 }
 
 fn log(line: &str) {
-    eprintln!("patchspec websocket: {line}");
+    crate::output::eprintln_quietly(format_args!("patchspec websocket: {line}"));
 }
 
 /// A plugin process the runner started.
@@ -1055,7 +1055,7 @@ fn on_text(shared: &Shared, text: &str, held: &mut Vec<Held>) {
         }
         None => {
             let line = unknown_id_log(id);
-            eprintln!("{line}");
+            crate::output::eprintln_quietly(format_args!("{line}"));
             st.blame(&format!(
                 "{line}: a TOOL_RESULT for a toolCallId the runner never sent"
             ));
