@@ -161,6 +161,10 @@ pub struct CheckArgs {
     /// (success or failure and the tree, for executors that report no error kinds).
     #[arg(long, value_enum, default_value = "full")]
     pub judge: crate::judge::Judge,
+    /// Human report: list every case (PASS and SKIP too, not only those that break the gate)
+    /// and every id of a group of failures that share a cause.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// The report on stdout.
     #[arg(long, value_enum, default_value = "human")]
     pub report: ReportFormat,

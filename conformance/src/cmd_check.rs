@@ -78,18 +78,35 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
-/// An executor path with a `/` is resolved against the runner's cwd (the
-/// executor runs in the case workspace); a bare name is looked up in PATH.
+/// The executor's argv with paths made absolute, because the executor runs
+/// in the case workspace, not where the user typed the command: a first
+/// element with a `/` is resolved against the current directory (a bare
+/// name is looked up in `PATH`), and so is every later argument that names
+/// an existing file relative to the current directory (`-- python3
+/// exec.py`). Options (`-…`), absolute paths and arguments that name no
+/// file here are passed as given.
 pub fn resolve_argv(argv: &[String]) -> Vec<String> {
-    let mut argv = argv.to_vec();
-    if let Some(first) = argv.first_mut() {
-        if first.contains('/') {
-            if let Ok(abs) = std::path::absolute(&*first) {
-                *first = abs.to_string_lossy().into_owned();
+    let absolute = |arg: &str| {
+        std::path::absolute(arg)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| arg.to_owned())
+    };
+    argv.iter()
+        .enumerate()
+        .map(|(i, arg)| {
+            let path = Path::new(arg);
+            let resolve = if i == 0 {
+                arg.contains('/')
+            } else {
+                !arg.starts_with('-') && path.is_relative() && path.is_file()
+            };
+            if resolve {
+                absolute(arg)
+            } else {
+                arg.clone()
             }
-        }
-    }
-    argv
+        })
+        .collect()
 }
 
 fn run_setup(cmd: &str) -> Result<(), Error> {
@@ -309,7 +326,13 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     } else {
         Box::new(crate::output::stdout())
     };
-    let mut human = Human::new(human_out, crate::report::human::progress_wanted());
+    let mut human = Human::new(
+        human_out,
+        crate::report::human::Options {
+            progress: crate::report::human::progress_wanted(),
+            verbose: args.verbose,
+        },
+    );
     let machine_out = || -> Result<Box<dyn Write>, Error> {
         match &args.report_file {
             Some(p) => Ok(Box::new(std::io::BufWriter::new(

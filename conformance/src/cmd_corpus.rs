@@ -230,19 +230,7 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
             .map_err(|e| Error::io(format!("cannot find this binary: {e}")))?;
         vec![me.to_string_lossy().into_owned(), "exec".into()]
     } else {
-        args.executor
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                if i == 0 && a.contains('/') {
-                    std::path::absolute(a)
-                        .map(|p| p.to_string_lossy().into_owned())
-                        .unwrap_or(a.clone())
-                } else {
-                    a.clone()
-                }
-            })
-            .collect()
+        crate::cmd_check::resolve_argv(&args.executor)
     };
     let command: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
     crate::output::eprintln_quietly(format_args!(
@@ -616,7 +604,7 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
         judge: cfg.judge,
     };
     let mut failures = Failures(Vec::new());
-    let mut human = Human::new(std::io::sink(), false);
+    let mut human = Human::new(std::io::sink(), Default::default());
     let output = run(
         &runner,
         &header,

@@ -8,15 +8,21 @@
 //! reason is shown in the outputs. Each run goes through [`crate::run::run`]
 //! exactly as `check` does (same judging, same workspaces, same probe for an
 //! unusable executor); its results become one column of the
-//! [`crate::matrix::Matrix`]. Outputs, in `--out DIR`: `matrix.json`,
-//! `matrix.html`, `badges/<NAME>.json`; with `--markdown FILE` also the
-//! Markdown rendering.
+//! [`crate::matrix::Matrix`]. While a column runs, its progress goes to
+//! stderr ([`ColumnProgress`]); a column that turns out unusable shows the
+//! case that made it so, with the executor's stderr, as `check` does.
+//! Outputs, in `--out DIR`: `matrix.json`, `matrix.html`,
+//! `badges/<NAME>.json` for each column that ran (an unusable column has no
+//! pass rate, so no badge, and an old one is removed); with `--markdown
+//! FILE` also the Markdown rendering.
 //!
 //! Exit code: 0 when the matrix was written, whatever the pass rates (it is
 //! a report, not a gate: use `check` with a baseline for that); 2 on usage
 //! or corpus errors; 3 when an executor was unusable (the matrix is still
 //! written, that column `not-run`); 1 when an output could not be written.
 
+use std::collections::BTreeSet;
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,10 +31,12 @@ use crate::case::Case;
 use crate::cli::MatrixArgs;
 use crate::cmd_check::{load_corpus, parse_duration, resolve_argv, selection};
 use crate::error::{Error, ErrorKind};
-use crate::event::RunHeader;
+use crate::event::{Event, Reporter};
+use crate::event::{RunHeader, RunSummary};
 use crate::matrix::{badge, html, json, markdown, Column, Matrix, Source};
-use crate::report::human::{progress_wanted, Human};
-use crate::run::{run, RunConfig, Runner};
+use crate::output::eprintln_quietly as say;
+use crate::report::human::{progress_bar, progress_wanted};
+use crate::run::{known_tools, run, RunConfig, RunOutput, Runner};
 use crate::transport::inprocess::InProcess;
 use crate::transport::oneshot::Oneshot;
 use crate::transport::{Declaration, Executor};
@@ -100,6 +108,58 @@ struct Plan<'a> {
     source: &'a Source,
     corpus_hash: &'a str,
     selected: &'a [&'a Case],
+    known_tools: BTreeSet<String>,
+}
+
+/// A column's progress on stderr while it runs: a bar `NAME [n/N]` on a
+/// terminal (not under `CI`), otherwise a line at every tenth of the
+/// selection, so a long column never looks stuck.
+struct ColumnProgress<'a> {
+    name: &'a str,
+    bar: Option<indicatif::ProgressBar>,
+    step: usize,
+}
+
+impl<'a> ColumnProgress<'a> {
+    fn new(name: &'a str) -> ColumnProgress<'a> {
+        ColumnProgress {
+            name,
+            bar: progress_wanted().then(|| progress_bar(&format!("matrix: {name}:"))),
+            step: 1,
+        }
+    }
+}
+
+impl Reporter for ColumnProgress<'_> {
+    fn event(&mut self, event: &Event<'_>) -> std::io::Result<()> {
+        match event {
+            Event::RunStarted(h) => {
+                self.step = (h.selected / 10).max(1);
+                if let Some(bar) = &self.bar {
+                    bar.set_length(h.selected as u64);
+                }
+            }
+            Event::CaseProgress {
+                id, done, total, ..
+            } => match &self.bar {
+                Some(bar) => {
+                    bar.inc(1);
+                    bar.set_message(id.to_string());
+                }
+                None if done % self.step == 0 || done == total => {
+                    say(format_args!("matrix: {}: [{done}/{total}]", self.name));
+                }
+                None => {}
+            },
+            Event::RunFinished(_) => {
+                if let Some(bar) = self.bar.take() {
+                    bar.finish_and_clear();
+                }
+            }
+            Event::CaseFinished(_) | Event::CaseAmended(_) => {}
+        }
+        Ok(())
+    }
 }
 
 /// Run one executor; returns its column and results.
@@ -126,21 +186,38 @@ fn run_column(
         baseline: None,
         judge: plan.cfg.judge,
     };
-    eprintln!("matrix: {name}: running {} case(s)…", plan.selected.len());
+    say(format_args!(
+        "matrix: {name}: running {} case(s)…",
+        plan.selected.len()
+    ));
     let started = Instant::now();
-    let mut progress = Human::new(std::io::sink(), progress_wanted());
-    let output = run(
-        &runner,
-        &header,
-        plan.selected,
-        Vec::new(),
-        &mut [&mut progress],
-    );
+    let output = match crate::run::check_declared_tools(&info, &plan.known_tools) {
+        Ok(()) => {
+            let mut progress = ColumnProgress::new(name);
+            run(
+                &runner,
+                &header,
+                plan.selected,
+                Vec::new(),
+                &mut [&mut progress],
+            )
+        }
+        // Strict as `check` is: the column is not run.
+        Err(why) => RunOutput {
+            summary: RunSummary {
+                unusable: Some(why),
+                not_run: plan.selected.len(),
+                ..RunSummary::default()
+            },
+            results: Vec::new(),
+            report_error: None,
+        },
+    };
     executor.finish();
     let duration = started.elapsed();
     let s = &output.summary;
     use crate::outcome::Outcome;
-    eprintln!(
+    say(format_args!(
         "matrix: {name}: {} pass, {} fail, {} error, {} skip{} ({:.1}s)",
         s.count(Outcome::Pass),
         s.count(Outcome::Fail),
@@ -151,7 +228,22 @@ fn run_column(
             .map(|u| format!("; UNUSABLE: {u}"))
             .unwrap_or_default(),
         duration.as_secs_f64()
-    );
+    ));
+    if s.unusable.is_some() {
+        // As `check` shows it: the case that made it unusable, with the
+        // executor's stderr (a missing interpreter, a stack trace).
+        if let Some(probe) = output.results.iter().find(|r| r.outcome.is_unexpected()) {
+            say(format_args!(
+                "matrix: {name}: the first case, {}:\n{}",
+                probe.id,
+                crate::report::render::indent(
+                    crate::report::render::explain(probe).trim_end(),
+                    "  "
+                )
+                .trim_end()
+            ));
+        }
+    }
     let column = Column {
         name: name.to_owned(),
         reference: name == REFERENCE,
@@ -236,6 +328,7 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         source: &source,
         corpus_hash: &corpus.content_hash,
         selected: &selected,
+        known_tools: known_tools(&corpus.cases),
     };
     let started = Instant::now();
     let mut m = Matrix::new(args.judge, source.clone(), &selected);
@@ -259,10 +352,10 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             Declaration::Hello => "hello".to_owned(),
             Declaration::BuiltIn => "built-in".to_owned(),
             Declaration::Missing(why) => {
-                eprintln!(
+                say(format_args!(
                     "matrix: {}: no HELLO ({why}); running every selected case",
                     spec.name
-                );
+                ));
                 format!("nothing (no HELLO: {why})")
             }
         };
@@ -277,32 +370,45 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
     write(&json_path, &(doc + "\n"))?;
     write(&args.out.join("matrix.html"), &html::render(&m))?;
     for (i, c) in m.columns.iter().enumerate() {
+        let path = args.out.join("badges").join(format!("{}.json", c.name));
+        if c.unusable.is_some() {
+            // A column that did not run has no pass rate: no badge, and
+            // none left over from an earlier run to claim one.
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(format!("cannot remove {}: {e}", path.display()))),
+            }
+            continue;
+        }
         let b = badge::badge(m.tally(i, |_| true), m.judge);
-        write(
-            &args.out.join("badges").join(format!("{}.json", c.name)),
-            &format!("{b}\n"),
-        )?;
+        write(&path, &format!("{b}\n"))?;
     }
     if let Some(path) = &args.markdown {
         write(path, &markdown::render(&m))?;
     }
-    eprintln!(
+    say(format_args!(
         "matrix: {} case(s) × {} implementation(s) in {:.1}s; wrote {}, matrix.html, badges/",
         m.rows.len(),
         m.columns.len(),
         total.as_secs_f64(),
         json_path.display()
-    );
+    ));
+    let mut out = crate::output::stdout();
     for (i, c) in m.columns.iter().enumerate() {
         let t = m.tally(i, |_| true);
-        println!(
-            "{}: {} passing ({} pass / {} judged, {} skipped)",
-            c.name,
-            t.percent(),
-            t.pass,
-            t.judged(),
-            t.skip + t.not_run
-        );
+        let line = match &c.unusable {
+            Some(_) => format!("{}: not run (unusable; no badge written)", c.name),
+            None => format!(
+                "{}: {} passing ({} pass / {} judged, {} skipped)",
+                c.name,
+                t.percent(),
+                t.pass,
+                t.judged(),
+                t.skip + t.not_run
+            ),
+        };
+        writeln!(out, "{line}").map_err(|e| Error::io(format!("cannot write the summary: {e}")))?;
     }
     let unusable: Vec<String> = m
         .columns

@@ -75,6 +75,8 @@ pub struct CaseResult {
     pub spec: Vec<String>,
     /// Its tool.
     pub tool: String,
+    /// Its tags.
+    pub tags: Vec<String>,
     /// The verdict after the baseline.
     pub outcome: Outcome,
     /// What the run found.

@@ -183,6 +183,7 @@ impl<'a> Runner<'a> {
             summary: case.summary.clone(),
             spec: case.spec.clone(),
             tool: case.tool.clone(),
+            tags: case.tags.clone(),
             outcome: Outcome::Pass,
             raw: RawOutcome::Pass,
             expected: listed.map(|e| e.outcome),

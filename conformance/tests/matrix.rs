@@ -284,6 +284,52 @@ fn an_unusable_executor_is_exit_3_and_its_column_is_not_run() {
     assert_eq!(cell(&m, READ, "reference").0, "pass");
 }
 
+/// An adapter that is not installed: its stderr is shown (as `check` shows
+/// it), no badge claims a pass rate for it (and an old one is removed), and
+/// every column reports its progress. A column whose HELLO declares an
+/// unknown tool is not run either.
+#[test]
+fn an_unusable_column_shows_its_stderr_and_gets_no_badge() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("badges")).expect("mkdir");
+    std::fs::write(out.join("badges/broken.json"), "{}").expect("an old badge");
+    let mut args: Vec<String> = ["matrix", "--corpus"].map(String::from).to_vec();
+    args.push(corpus().display().to_string());
+    args.extend(["--out".into(), out.display().to_string()]);
+    for id in [APPLIES, REFUSED, NOT_FUZZED, READ] {
+        args.extend(["--run".into(), id.into()]);
+    }
+    args.extend([
+        "--executor".into(),
+        "broken=sh -c 'echo my-adapter: the interpreter is missing >&2; exit 3'".into(),
+        "--executor".into(),
+        format!("typo='{EXECUTOR}' --hello --tool workspace_read_fille"),
+    ]);
+    let run = patchspec(&args);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    for needle in [
+        "matrix: reference: [4/4]",
+        "matrix: broken: the first case",
+        "my-adapter: the interpreter is missing",
+        "did you mean \"workspace.read_file\"?",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle} in:\n{}", run.stderr);
+    }
+    assert!(out.join("badges/reference.json").exists());
+    assert!(!out.join("badges/broken.json").exists());
+    assert!(!out.join("badges/typo.json").exists());
+    assert!(
+        run.stdout
+            .contains("broken: not run (unusable; no badge written)"),
+        "{}",
+        run.stdout
+    );
+    let text = std::fs::read_to_string(out.join("matrix.json")).expect("matrix.json written");
+    let m: Value = serde_json::from_str(&text).expect("matrix.json is JSON");
+    assert_eq!(cell(&m, READ, "typo").0, "not-run");
+}
+
 #[test]
 fn bad_executor_specs_are_usage_errors() {
     for spec in ["noequals", "reference=cmd", "x=cmd 'open", "a/b=cmd"] {

@@ -1158,6 +1158,137 @@ fn a_closed_stdout_is_a_quiet_normal_exit() {
     }
 }
 
+/// `patchspec check` without `--report`: the human report alone.
+fn human(corpus: &Corpus, extra: &[&str], executor: &[&str], code: i32) -> Run {
+    let root = corpus.root();
+    let mut args = vec!["check", "--corpus", root.to_str().expect("utf-8")];
+    args.extend_from_slice(extra);
+    args.push("--");
+    args.extend_from_slice(executor);
+    let run = patchspec(&args);
+    assert_eq!(run.code, code, "{args:?}\n{}\n{}", run.stdout, run.stderr);
+    run
+}
+
+/// A green run prints its header and summary, not a line per case;
+/// `--verbose` lists them all, with `[n/N]`.
+#[test]
+fn a_green_human_report_is_short_and_verbose_lists_every_case() {
+    let c = Corpus::new();
+    for id in ["g/a", "g/b", "g/c"] {
+        c.case(id, "", &[]);
+    }
+    c.case("g/d-skipped", "", &["unsupported"]);
+    let run = human(&c, &[], &[EXECUTOR, "--hello"], 0);
+    assert!(!run.stdout.contains("PASS"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "skipped (not judged):\n  1 × the executor does not support tag \"unsupported\"\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some("3 passed, 0 failed, 1 skipped")
+    );
+    let run = human(&c, &["--verbose"], &[EXECUTOR, "--hello"], 0);
+    for line in [
+        "[1/4] PASS  g/a (",
+        "[3/4] PASS  g/c (",
+        "[4/4] SKIP  g/d-skipped (",
+    ] {
+        assert!(run.stdout.contains(line), "{line} in {}", run.stdout);
+    }
+}
+
+/// Failures that share a cause — here an undeclared tool the executor
+/// answers with `unknown_tool` — are listed three times as they come, then
+/// explained once with the count, the ids, one example and a suggestion.
+#[test]
+fn failures_that_share_a_cause_are_grouped_with_a_suggestion() {
+    let c = Corpus::new();
+    for i in 1..=6 {
+        let id = format!("u/case-{i}");
+        c.raw(
+            &id,
+            json!({
+                "id": id, "summary": "a tool the executor does not have",
+                "spec": ["websocket-tool-protocol#tool-result"], "tool": "other.tool",
+                "given": {"files": {}}, "call": {"path": "a.txt"},
+                "expect": {"result": {"success": true}, "files": {"a.txt": "x\n"}}
+            }),
+        );
+    }
+    c.case("w/wrong", "wrong-tree", &[]);
+    let run = human(&c, &[], &[EXECUTOR], 1);
+    let out = &run.stdout;
+    let listed = out
+        .lines()
+        .filter(|l| l.contains("] FAIL  u/case-"))
+        .count();
+    assert_eq!(listed, 3, "{out}");
+    assert!(
+        out.contains("[4/7] … u/case-4 and further failures of the same cause are not listed"),
+        "{out}"
+    );
+    for needle in [
+        "──── FAIL × 6: the executor refused with error kind \"unknown_tool\" ────",
+        "suggestion: the executor does not implement other.tool: declare only the tools it implements in its HELLO",
+        "--skip-tool other.tool",
+        "cases:   u/case-1, u/case-2, u/case-3, u/case-4, u/case-5, … and 1 more (--verbose lists them all)",
+        "example: u/case-1",
+        "──── FAIL w/wrong ────",
+    ] {
+        assert!(out.contains(needle), "{needle} in:\n{out}");
+    }
+    // One example in full, not six.
+    assert_eq!(out.matches("result received:").count(), 1, "{out}");
+    let run = human(&c, &["--verbose"], &[EXECUTOR], 1);
+    assert!(
+        run.stdout.contains("u/case-5, u/case-6\nexample: u/case-1"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// `-- sh exec.sh --hello`: every argument that names a file relative to
+/// the current directory is made absolute (the executor runs in the case
+/// workspace, where `exec.sh` does not exist); options stay as they are.
+#[test]
+fn every_argument_naming_a_file_here_resolves_against_the_current_directory() {
+    let c = Corpus::new();
+    c.case("t/a", "", &[]);
+    let here = c.path("here");
+    std::fs::create_dir_all(&here).expect("mkdir");
+    std::fs::write(here.join("exec.sh"), format!("exec '{EXECUTOR}' \"$@\"\n"))
+        .expect("write the script");
+    let corpus = c.root();
+    let out = Command::new(PATCHSPEC)
+        .args(["check", "--corpus", corpus.to_str().expect("utf-8")])
+        .args(["--report", "json", "--", "sh", "exec.sh", "--hello"])
+        .current_dir(&here)
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run patchspec");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let header: Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or_default()).expect("a JSON header");
+    let script = here.join("exec.sh");
+    assert_eq!(
+        header["executor"]["command"],
+        json!(["sh", script.to_str().expect("utf-8"), "--hello"])
+    );
+    assert_eq!(header["executor"]["declaredBy"], "hello");
+}
+
 /// `check -- cat 2>&1 | head -1`: both streams closed early, and an
 /// executor that fails (here unusable, exit 3) — the error message that
 /// cannot be written is dropped, never a panic (exit 101).

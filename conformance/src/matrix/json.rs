@@ -216,6 +216,7 @@ mod tests {
             summary: "s".into(),
             spec: Vec::new(),
             tool: "apply_patch".into(),
+            tags: Vec::new(),
             outcome: Outcome::Pass,
             raw,
             expected: None,

@@ -1,50 +1,126 @@
 //! The human report. **Unstable** layout, except its last line.
 //!
-//! On a terminal (and not under `CI`), a progress bar (indicatif); otherwise
-//! one plain line per case as results arrive in id order. Then, for each case
-//! that breaks the gate, its explanation ([`super::render::explain`]); a
-//! summary by outcome and by tool; and as the very last line
+//! Quiet when all is well: a header, then one line per case that breaks
+//! the gate as results arrive in id order (`[n/N] FAIL id (ms): cause`; a
+//! cause already listed three times is not listed again, the explanations
+//! count it), then the explanations, and a summary. `--verbose` lists
+//! every case (PASS and SKIP too) and every id of a group. On a terminal
+//! (and not under `CI`), a progress bar (indicatif) counts `[n/N]` on
+//! stderr while the run goes on.
+//!
+//! The explanations are grouped by cause ([`super::causes`]): a group of
+//! several cases prints its cause, a suggestion where one fits (declare
+//! fewer tools, `--skip-tool`, `--skip-tag`, `--timeout`), the ids, and one
+//! example explained in full ([`super::render::explain`]). Then stale
+//! baseline entries, run-level errors, the skip reasons with their counts,
+//! a summary by outcome and by tool; and as the very last line
 //! `N passed, N failed, N skipped` (pass and xfail count as passed; fail,
 //! error, xpass, stale baseline entries and run-level errors as failed; skip
-//! as skipped). Cases left unrun by `--fail-fast`/`--max-fail` are in none of
-//! the three: a line before the summary says how many, and the run fails.
+//! as skipped). Cases left unrun by `--fail-fast`/`--max-fail` are in none
+//! of the three: a line before the summary says how many, and the run fails.
 
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::causes::{self, Cause};
 use crate::event::{CaseResult, Event, Reporter, RunHeader};
 use crate::outcome::{Outcome, ALL_OUTCOMES};
 use crate::transport::Declaration;
+
+/// How many failures of one cause are listed while the run goes on; the
+/// rest are counted in the grouped explanation at the end.
+const NOTICES_PER_CAUSE: usize = 3;
+
+/// How many ids of a group are listed without `--verbose`.
+const IDS_PER_GROUP: usize = 5;
+
+/// What the human report shows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Draw a progress bar on stderr (only on a terminal without `CI` —
+    /// the caller decides, see [`progress_wanted`]).
+    pub progress: bool,
+    /// List every case, not only those that break the gate, and every id
+    /// of a group of failures.
+    pub verbose: bool,
+}
 
 /// The human reporter.
 pub struct Human<W: Write> {
     out: W,
     bar: Option<ProgressBar>,
+    verbose: bool,
+    /// Selected cases, and those reported so far (the `[n/N]` of a line).
+    total: usize,
+    finished: usize,
+    timeout: Duration,
     problems: Vec<CaseResult>,
+    /// Lines printed per cause while the run went on.
+    noticed: HashMap<Cause, usize>,
+    /// Skip reason → how many cases.
+    skips: BTreeMap<String, usize>,
+}
+
+/// A progress bar on stderr counting `[n/N]`, with `prefix` before it (a
+/// matrix column's name) and the last finished case after it.
+pub fn progress_bar(prefix: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix}{spinner} [{pos}/{len}] {bar:30} {elapsed_precise} {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    if !prefix.is_empty() {
+        bar.set_prefix(format!("{prefix} "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
 }
 
 impl<W: Write> Human<W> {
-    /// Write to `out`; `progress` asks for a progress bar (only honoured on a
-    /// terminal without `CI` set — the caller decides).
-    pub fn new(out: W, progress: bool) -> Human<W> {
-        let bar = progress.then(|| {
-            let bar = ProgressBar::new(0);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar.enable_steady_tick(Duration::from_millis(100));
-            bar
-        });
+    /// Write to `out`.
+    pub fn new(out: W, options: Options) -> Human<W> {
         Human {
             out,
-            bar,
+            bar: options.progress.then(|| progress_bar("")),
+            verbose: options.verbose,
+            total: 0,
+            finished: 0,
+            timeout: Duration::ZERO,
             problems: Vec::new(),
+            noticed: HashMap::new(),
+            skips: BTreeMap::new(),
         }
+    }
+
+    /// One line of the running report, above the progress bar when there is one.
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        match &self.bar {
+            Some(bar) => {
+                let out = &mut self.out;
+                bar.suspend(|| writeln!(out, "{text}").and_then(|()| out.flush()))
+            }
+            None => writeln!(self.out, "{text}"),
+        }
+    }
+}
+
+/// The one-line reason shown after a case's line.
+fn note(r: &CaseResult, cause: &Cause) -> String {
+    let first = |m: &str| m.lines().next().unwrap_or_default().to_owned();
+    match r.outcome {
+        Outcome::Skip | Outcome::Error => {
+            r.detail.message.as_deref().map(first).unwrap_or_default()
+        }
+        Outcome::Xpass => "passed, but the baseline lists it as a known failure".into(),
+        Outcome::Fail if !r.detail.outside.is_empty() => "wrote outside the workspace".into(),
+        Outcome::Fail if cause.key.starts_with("case ") => "the files after the call differ".into(),
+        Outcome::Fail => cause.label.clone(),
+        Outcome::Pass | Outcome::Xfail => String::new(),
     }
 }
 
@@ -97,35 +173,53 @@ impl<W: Write> Reporter for Human<W> {
         match event {
             Event::RunStarted(h) => {
                 write!(self.out, "{}", header(h))?;
+                self.total = h.selected;
+                self.timeout = h.timeout;
                 if let Some(bar) = &self.bar {
                     bar.set_length(h.selected as u64);
                 }
-                Ok(())
+                self.out.flush()
             }
-            Event::CaseProgress { id, outcome, .. } => {
+            Event::CaseProgress { id, .. } => {
                 if let Some(bar) = &self.bar {
                     bar.inc(1);
-                    if outcome.is_unexpected() {
-                        bar.println(format!("{} {id}", label(*outcome)));
-                    }
+                    bar.set_message(id.to_string());
                 }
                 Ok(())
             }
             Event::CaseFinished(r) => {
-                if self.bar.is_none() {
-                    let note = match (&r.detail.message, r.outcome) {
-                        (Some(m), Outcome::Skip | Outcome::Error) => {
-                            format!(": {}", m.lines().next().unwrap_or_default())
-                        }
-                        _ => String::new(),
+                self.finished += 1;
+                let cause = causes::cause(r);
+                let shown = if r.outcome.is_unexpected() {
+                    let n = self.noticed.entry(cause.clone()).or_default();
+                    *n += 1;
+                    *n
+                } else {
+                    0
+                };
+                if r.outcome == Outcome::Skip {
+                    let why = r.detail.message.clone().unwrap_or_default();
+                    *self.skips.entry(why).or_default() += 1;
+                }
+                let counter = format!("[{}/{}]", self.finished, self.total);
+                if self.verbose || (1..=NOTICES_PER_CAUSE).contains(&shown) {
+                    let note = note(r, &cause);
+                    let note = if note.is_empty() {
+                        note
+                    } else {
+                        format!(": {note}")
                     };
-                    writeln!(
-                        self.out,
-                        "{} {} ({} ms){note}",
+                    self.line(&format!(
+                        "{counter} {} {} ({} ms){note}",
                         label(r.outcome),
                         r.id,
                         r.duration.as_millis()
-                    )?;
+                    ))?;
+                } else if shown == NOTICES_PER_CAUSE + 1 {
+                    self.line(&format!(
+                        "{counter} … {} and further failures of the same cause are not listed; the explanations below group them",
+                        r.id
+                    ))?;
                 }
                 if r.outcome.is_unexpected() {
                     self.problems.push((*r).clone());
@@ -143,10 +237,7 @@ impl<W: Write> Reporter for Human<W> {
                         .and_then(|m| m.lines().next())
                         .unwrap_or_default()
                 );
-                match &self.bar {
-                    Some(bar) => bar.println(line),
-                    None => writeln!(self.out, "{line}")?,
-                }
+                self.line(&line)?;
                 self.problems.retain(|p| p.id != r.id);
                 if r.outcome.is_unexpected() {
                     self.problems.push((*r).clone());
@@ -158,14 +249,40 @@ impl<W: Write> Reporter for Human<W> {
                 if let Some(bar) = self.bar.take() {
                     bar.finish_and_clear();
                 }
-                for r in &self.problems {
-                    writeln!(
-                        self.out,
-                        "\n──── {} {} ────",
-                        label(r.outcome).trim_end(),
-                        r.id
-                    )?;
-                    write!(self.out, "{}", super::render::explain(r))?;
+                for (cause, cases) in causes::group(&self.problems) {
+                    let first = cases[0];
+                    let kind = label(first.outcome).trim_end();
+                    if cases.len() == 1 {
+                        writeln!(self.out, "\n──── {kind} {} ────", first.id)?;
+                    } else {
+                        writeln!(
+                            self.out,
+                            "\n──── {kind} × {}: {} ────",
+                            cases.len(),
+                            cause.label
+                        )?;
+                    }
+                    if let Some(hint) = causes::suggestion(&cause, &cases, self.timeout) {
+                        writeln!(self.out, "suggestion: {hint}")?;
+                    }
+                    if cases.len() > 1 {
+                        let listed = if self.verbose {
+                            cases.len()
+                        } else {
+                            IDS_PER_GROUP
+                        };
+                        let ids: Vec<&str> =
+                            cases.iter().take(listed).map(|r| r.id.as_str()).collect();
+                        let more = cases.len().saturating_sub(listed);
+                        let more = if more > 0 {
+                            format!(", … and {more} more (--verbose lists them all)")
+                        } else {
+                            String::new()
+                        };
+                        writeln!(self.out, "cases:   {}{more}", ids.join(", "))?;
+                        writeln!(self.out, "example: {}", first.id)?;
+                    }
+                    write!(self.out, "{}", super::render::explain(first))?;
                 }
                 for id in &s.stale {
                     writeln!(
@@ -188,6 +305,14 @@ impl<W: Write> Reporter for Human<W> {
                         "\nstopped by {why}: {} selected case(s) not run; the run fails",
                         s.not_run
                     )?;
+                }
+                if !self.skips.is_empty() {
+                    let mut skips: Vec<(&String, &usize)> = self.skips.iter().collect();
+                    skips.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+                    writeln!(self.out, "\nskipped (not judged):")?;
+                    for (why, n) in skips {
+                        writeln!(self.out, "  {n} × {why}")?;
+                    }
                 }
                 writeln!(
                     self.out,

@@ -12,8 +12,10 @@
 //!   Stable in content, not in layout.
 //!
 //! [`render`] holds the shared readable renderings (diffs with invisible
-//! characters made visible, params as text).
+//! characters made visible, params as text); [`causes`] groups the failures
+//! that share a cause for the human report.
 
+pub mod causes;
 pub mod human;
 pub mod jsonl;
 pub mod junit;
