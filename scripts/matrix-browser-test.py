@@ -84,7 +84,9 @@ def generate(patchspec, out):
     cmd = [
         patchspec, "matrix", "--corpus", os.path.join(ROOT, "corpus"), "--out", out, "--judge", "full",
         "--run", "apply_patch/add/**", "--run", "apply_patch/update/**", "--run", "workspace.read_file/basic/**",
-        "--executor", "engine-like='%s' --hello" % executor,
+        # Declared exactly: the test executor's own tool, test.write, is
+        # unknown to the real corpus, and the runner refuses unknown tools.
+        "--executor", "engine-like='%s' --hello --tool apply_patch --tool workspace.read_file" % executor,
         "--executor", "refuser='%s' --hello --tool apply_patch --always refuse" % executor,
     ]
     log("generating a matrix: " + " ".join(cmd[1:3]) + " …")
