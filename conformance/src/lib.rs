@@ -5,6 +5,8 @@
 //! JSON spec cases, as a CI gate. The pipeline, module by module:
 //!
 //! - [`case`]: load and validate case files (the only serde types for cases);
+//! - [`corpus_source`], [`corpus_walk`]: which corpus a command uses (a
+//!   directory or the copy compiled into the binary), `corpus export`;
 //! - [`pattern`]: the `expect.result` pattern language;
 //! - [`workspace`]: per-case temp workspace, sentinel, snapshots, tree diffs;
 //! - [`protocol`]: the wire messages (TOOL_CALL, TOOL_RESULT, HELLO, BYE);
@@ -32,6 +34,8 @@ pub mod cmd_corpus;
 pub mod cmd_engine;
 pub mod cmd_exec;
 pub mod cmd_matrix;
+pub mod corpus_source;
+pub mod corpus_walk;
 pub mod error;
 pub mod event;
 pub mod exit;
