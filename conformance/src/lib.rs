@@ -14,6 +14,7 @@
 //! - [`select`], [`run`], [`outcome`], [`baseline`]: selection and sharding,
 //!   the scheduler that emits [`event`]s, outcomes, known failures;
 //! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
+//!   [`spec_links`]: a case's clauses as the docs sections that explain them;
 //! - [`judge`]: the judge modes (`full`, `outcome`);
 //! - [`matrix`]: several implementations side by side (`patchspec matrix`):
 //!   JSON, a self-contained HTML page, badges, Markdown;
@@ -48,5 +49,6 @@ pub mod protocol;
 pub mod report;
 pub mod run;
 pub mod select;
+pub mod spec_links;
 pub mod transport;
 pub mod workspace;
