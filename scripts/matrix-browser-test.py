@@ -6,7 +6,7 @@ chromedriver's W3C WebDriver HTTP API (standard library only: urllib).
 
 Without --matrix it first generates a matrix into target/browser-matrix with
 target/release/patchspec (build it with `cargo build --release -p
-patchspec-conformance`): the reference engine and two purpose-built executors
+patchspec-conformance --features test-bins`): the reference engine and two purpose-built executors
 (patchspec-test-executor: `engine-like`, which behaves as the engine, and
 `refuser`, which declares only apply_patch and refuses everything), full
 judge, over a few corpus topics — so that the page has rows that pass, rows
@@ -80,7 +80,7 @@ def generate(patchspec, out):
     executor = os.path.join(os.path.dirname(patchspec), "patchspec-test-executor")
     for path in (patchspec, executor):
         if not os.access(path, os.X_OK):
-            raise SystemExit("browser-test: %s missing: cargo build --release -p patchspec-conformance" % path)
+            raise SystemExit("browser-test: %s missing: cargo build --release -p patchspec-conformance --features test-bins" % path)
     cmd = [
         patchspec, "matrix", "--corpus", os.path.join(ROOT, "corpus"), "--out", out, "--judge", "full",
         "--run", "apply_patch/add/**", "--run", "apply_patch/update/**", "--run", "workspace.read_file/basic/**",

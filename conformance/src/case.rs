@@ -12,6 +12,7 @@
 //! whether a case's expectation is *right* (that is `patchspec lint`, which
 //! runs every case against the reference engine).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -199,39 +200,114 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Every case under a corpus directory.
+/// Where a corpus was read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CorpusRoot {
+    /// The copy compiled into this binary ([`crate::corpus_source`]).
+    Embedded,
+    /// A corpus directory.
+    Dir(PathBuf),
+}
+
+impl CorpusRoot {
+    /// The directory, when the corpus was read from one.
+    pub fn dir(&self) -> Option<&Path> {
+        match self {
+            CorpusRoot::Embedded => None,
+            CorpusRoot::Dir(dir) => Some(dir),
+        }
+    }
+
+    /// For report headers: the directory, or that the corpus is the embedded one.
+    pub fn display(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for CorpusRoot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CorpusRoot::Embedded => {
+                write!(f, "embedded in patchspec {}", env!("CARGO_PKG_VERSION"))
+            }
+            CorpusRoot::Dir(dir) => write!(f, "{}", dir.display()),
+        }
+    }
+}
+
+/// Every case of a corpus (a directory, or the embedded copy).
 #[derive(Clone, Debug)]
 pub struct Corpus {
-    /// The corpus directory.
-    pub root: PathBuf,
+    /// Where the corpus was read from.
+    pub root: CorpusRoot,
     /// The cases, sorted by id.
     pub cases: Vec<Case>,
     /// `corpus/VERSION`, trimmed, when present.
     pub version: Option<String>,
     /// SHA-256 (hex) over the sorted case files: for each, its relative path,
-    /// a NUL, its bytes, a NUL.
+    /// a NUL, its bytes, a NUL. The same for a directory and for the embedded
+    /// copy of it.
     pub content_hash: String,
 }
 
 impl Corpus {
-    /// Load and validate every `*.json` under `root` (except `root/schema/`).
-    /// Returns every problem found when any file is invalid.
+    /// Load and validate every case file under `root` (every `*.json` except
+    /// those in `root/schema/`, see [`crate::corpus_walk`]). Returns every
+    /// problem found when any file is invalid.
     pub fn load(root: &Path) -> Result<Corpus, Vec<Problem>> {
-        let mut files = Vec::new();
-        if let Err(e) = collect_json(root, root, &mut files) {
-            return Err(vec![Problem {
+        let files = crate::corpus_walk::files(root).map_err(|e| {
+            vec![Problem {
                 file: root.to_path_buf(),
                 at: "$".into(),
                 message: format!("cannot read the corpus directory: {e}"),
-            }]);
+            }]
+        })?;
+        let case_files = files
+            .into_iter()
+            .filter(|rel| crate::corpus_walk::is_case_file(rel))
+            .map(|rel| {
+                let bytes = std::fs::read(root.join(&rel)).map(Cow::Owned);
+                (rel, bytes)
+            });
+        let version = std::fs::read_to_string(root.join("VERSION"))
+            .ok()
+            .map(|v| v.trim().to_owned());
+        Corpus::parse(CorpusRoot::Dir(root.to_path_buf()), case_files, version)
+    }
+
+    /// Load and validate a corpus from its files, each `(path relative to
+    /// the corpus root, bytes)` (those that are not cases are left out).
+    pub fn from_files<'a>(
+        root: CorpusRoot,
+        files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) -> Result<Corpus, Vec<Problem>> {
+        let mut version = None;
+        let mut case_files = Vec::new();
+        for (rel, bytes) in files {
+            let rel = PathBuf::from(rel);
+            if rel == Path::new("VERSION") {
+                version = Some(String::from_utf8_lossy(bytes).trim().to_owned());
+            } else if crate::corpus_walk::is_case_file(&rel) {
+                case_files.push((rel, Ok(Cow::Borrowed(bytes))));
+            }
         }
-        files.sort();
+        Corpus::parse(root, case_files, version)
+    }
+
+    /// Parse the case files, hashing them in [`Path`] order.
+    fn parse<'a>(
+        root: CorpusRoot,
+        files: impl IntoIterator<Item = (PathBuf, std::io::Result<Cow<'a, [u8]>>)>,
+        version: Option<String>,
+    ) -> Result<Corpus, Vec<Problem>> {
+        let mut files: Vec<_> = files.into_iter().collect();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
         let mut problems = Vec::new();
         let mut cases = Vec::new();
         let mut hasher = Sha256::new();
         let mut seen = BTreeSet::new();
-        for rel in &files {
-            let bytes = match std::fs::read(root.join(rel)) {
+        for (rel, bytes) in &files {
+            let bytes = match bytes {
                 Ok(b) => b,
                 Err(e) => {
                     problems.push(Problem {
@@ -244,10 +320,10 @@ impl Corpus {
             };
             hasher.update(rel.to_string_lossy().as_bytes());
             hasher.update([0]);
-            hasher.update(&bytes);
+            hasher.update(bytes);
             hasher.update([0]);
             let expected_id = rel.with_extension("").to_string_lossy().replace('\\', "/");
-            match parse_case(&bytes, Some(&expected_id)) {
+            match parse_case(bytes, Some(&expected_id)) {
                 Ok(case) => {
                     if !seen.insert(case.id.clone()) {
                         problems.push(Problem {
@@ -269,16 +345,28 @@ impl Corpus {
             return Err(problems);
         }
         cases.sort_by(|a, b| a.id.cmp(&b.id));
-        let version = std::fs::read_to_string(root.join("VERSION"))
-            .ok()
-            .map(|v| v.trim().to_owned());
-        let content_hash = hex(&hasher.finalize());
         Ok(Corpus {
-            root: root.to_path_buf(),
+            root,
             cases,
             version,
-            content_hash,
+            content_hash: hex(&hasher.finalize()),
         })
+    }
+
+    /// A file of the corpus other than a case (`schema/case.schema.json`,
+    /// `CHANGELOG.md`), by its path relative to the corpus root.
+    pub fn read_file(&self, rel: &str) -> std::io::Result<Vec<u8>> {
+        match &self.root {
+            CorpusRoot::Dir(dir) => std::fs::read(dir.join(rel)),
+            CorpusRoot::Embedded => crate::corpus_source::embedded_file(rel)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!("{rel} is not in the embedded corpus"),
+                    )
+                }),
+        }
     }
 
     /// The case with this id.
@@ -293,26 +381,6 @@ impl Corpus {
 /// Lowercase hex of some bytes.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn collect_json(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-        if kind.is_dir() {
-            if dir == root && (rel == Path::new("schema") || rel.to_string_lossy().starts_with('.'))
-            {
-                continue;
-            }
-            collect_json(root, &path, out)?;
-        } else if kind.is_file() && path.extension().is_some_and(|e| e == "json") {
-            out.push(rel);
-        }
-    }
-    Ok(())
 }
 
 /// Parse and validate one case file. With `expected_id`, the id must equal it

@@ -41,12 +41,30 @@ pub enum Command {
     Apply(cmd_engine::ApplyArgs),
     /// Run one tool call and print its result document (the engine).
     Call(cmd_engine::CallArgs),
+    /// The corpus compiled into this binary (`corpus export DIR`).
+    #[command(subcommand)]
+    Corpus(CorpusCommand),
+}
+
+/// `patchspec corpus …`.
+#[derive(Debug, Subcommand)]
+pub enum CorpusCommand {
+    /// Write the corpus compiled into this binary (cases, VERSION, CHANGELOG.md, schema/) to DIR, for tools in other languages.
+    Export(ExportArgs),
+}
+
+/// `patchspec corpus export`.
+#[derive(Clone, Debug, Args)]
+pub struct ExportArgs {
+    /// The directory to write (created; must be absent or empty).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// The corpus location.
 #[derive(Clone, Debug, Default, Args)]
 pub struct CorpusArgs {
-    /// The corpus directory (default: ./corpus, else the nearest `corpus/` above the current directory, else the one this binary was built from).
+    /// The corpus directory (default: the nearest `corpus/` at or above the current directory that has a VERSION file and schema/, else the corpus compiled into this binary).
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 }
@@ -316,6 +334,7 @@ pub fn main() -> i32 {
         Command::Matrix(a) => crate::cmd_matrix::matrix(a),
         Command::Apply(a) => Ok(cmd_engine::apply(a)),
         Command::Call(a) => Ok(cmd_engine::call(a)),
+        Command::Corpus(CorpusCommand::Export(a)) => crate::corpus_source::export(a),
     };
     match result {
         Ok(code) => code,

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,30 +24,10 @@ use crate::transport::websocket::{Options, Plugin, WebSocket};
 use crate::transport::Executor;
 use crate::workspace::RunRoot;
 
-/// Find the corpus directory (see [`CorpusArgs::corpus`]).
-pub fn corpus_dir(args: &CorpusArgs) -> Result<PathBuf, Error> {
-    if let Some(dir) = &args.corpus {
-        return Ok(dir.clone());
-    }
-    let cwd = std::env::current_dir()
-        .map_err(|e| Error::usage(format!("cannot read the current directory: {e}")))?;
-    for dir in cwd.ancestors() {
-        let candidate = dir.join("corpus");
-        if candidate.is_dir() {
-            return Ok(candidate);
-        }
-    }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    if built.is_dir() {
-        return Ok(built);
-    }
-    Err(Error::usage("no corpus found: pass --corpus DIR"))
-}
-
-/// Load the corpus named by the arguments.
+/// Load the corpus named by the arguments (a directory, or the one compiled
+/// into the binary: see [`crate::corpus_source`]).
 pub fn load_corpus(args: &CorpusArgs) -> Result<Corpus, Error> {
-    let dir = corpus_dir(args)?;
-    Corpus::load(&dir).map_err(|p| Error::new(ErrorKind::Corpus(p)))
+    crate::corpus_source::load(args)
 }
 
 /// The selection the filter arguments describe.

@@ -337,7 +337,12 @@ fn resolve_test(repo: &Path, marker: &str) -> TestRef {
 /// and the named tests that pin what no case can observe.
 pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
-    let repo = corpus.root.join("..");
+    let Some(dir) = corpus.root.dir() else {
+        return Err(Error::usage(
+            "coverage reads docs/spec-clauses.md and the tests of a clone: run it in one, or pass --corpus DIR",
+        ));
+    };
+    let repo = dir.join("..");
     let clauses_path = repo.join("docs/spec-clauses.md");
     let Some(clauses) = clause_list(&clauses_path) else {
         return Err(Error::new(ErrorKind::Usage(format!(
@@ -497,8 +502,8 @@ impl Reporter for Failures {
 pub fn lint(args: &LintArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
     let mut problems = Vec::new();
-    let schema = corpus.root.join("schema/case.schema.json");
-    match std::fs::read(&schema) {
+    let schema = PathBuf::from("schema/case.schema.json");
+    match corpus.read_file("schema/case.schema.json") {
         Ok(bytes) => {
             if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
                 problems.push(Problem {
@@ -515,10 +520,13 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
         }),
     }
     if let Some(version) = &corpus.version {
-        let changelog = corpus.root.join("CHANGELOG.md");
+        let changelog = PathBuf::from("CHANGELOG.md");
         let heading = format!("## {version}");
-        match std::fs::read_to_string(&changelog) {
-            Ok(text) if text.lines().any(|l| l.trim_end() == heading) => {}
+        match corpus.read_file("CHANGELOG.md") {
+            Ok(text)
+                if String::from_utf8_lossy(&text)
+                    .lines()
+                    .any(|l| l.trim_end() == heading) => {}
             Ok(_) => problems.push(Problem {
                 file: changelog.clone(),
                 at: "$".into(),
@@ -535,7 +543,13 @@ pub fn lint(args: &LintArgs) -> Result<i32, Error> {
             }),
         }
     }
-    let clauses_path = corpus.root.join("../docs/spec-clauses.md");
+    // The clause list is the repository's, next to a corpus directory; the
+    // embedded corpus was linted against it before it was built in.
+    let clauses_path = corpus
+        .root
+        .dir()
+        .map(|dir| dir.join("../docs/spec-clauses.md"))
+        .unwrap_or_default();
     let clauses = listed_clauses(&clauses_path);
     for c in &corpus.cases {
         let file = PathBuf::from(format!("{}.json", c.id));

@@ -5,6 +5,8 @@
 //! JSON spec cases, as a CI gate. The pipeline, module by module:
 //!
 //! - [`case`]: load and validate case files (the only serde types for cases);
+//! - [`corpus_source`], [`corpus_walk`]: which corpus a command uses (a
+//!   directory or the copy compiled into the binary), `corpus export`;
 //! - [`pattern`]: the `expect.result` pattern language;
 //! - [`workspace`]: per-case temp workspace, sentinel, snapshots, tree diffs;
 //! - [`protocol`]: the wire messages (TOOL_CALL, TOOL_RESULT, HELLO, BYE);
@@ -12,6 +14,7 @@
 //! - [`select`], [`run`], [`outcome`], [`baseline`]: selection and sharding,
 //!   the scheduler that emits [`event`]s, outcomes, known failures;
 //! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
+//!   [`spec_links`]: a case's clauses as the docs sections that explain them;
 //! - [`judge`]: the judge modes (`full`, `outcome`);
 //! - [`matrix`]: several implementations side by side (`patchspec matrix`):
 //!   JSON, a self-contained HTML page, badges, Markdown;
@@ -32,6 +35,8 @@ pub mod cmd_corpus;
 pub mod cmd_engine;
 pub mod cmd_exec;
 pub mod cmd_matrix;
+pub mod corpus_source;
+pub mod corpus_walk;
 pub mod error;
 pub mod event;
 pub mod exit;
@@ -44,5 +49,6 @@ pub mod protocol;
 pub mod report;
 pub mod run;
 pub mod select;
+pub mod spec_links;
 pub mod transport;
 pub mod workspace;

@@ -279,7 +279,11 @@ fn element(out: &mut String, pad: &str, name: &str, v: &Value, labels: Option<&H
 pub fn explain(r: &CaseResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "summary: {}", r.summary);
-    let _ = writeln!(out, "spec:    {}", r.spec.join(", "));
+    // Each clause with its sentence and the docs section that explains it.
+    for (i, clause) in r.spec.iter().enumerate() {
+        let label = if i == 0 { "spec:" } else { "" };
+        let _ = writeln!(out, "{label:<9}{}", crate::spec_links::describe(clause));
+    }
     if let Some(expected) = r.expected {
         let _ = writeln!(
             out,
