@@ -884,6 +884,12 @@ pub(crate) fn diagnosis_json(d: &Diagnosis) -> Value {
     if let Some(n) = d.match_count {
         m.insert("matchCount".into(), n.into());
     }
+    if let Some(h) = &d.header_found {
+        m.insert(
+            "headerFound".into(),
+            json!({"line": h.line, "text": h.text, "match": h.match_line}),
+        );
+    }
     if let Some(v) = d.hash_verified {
         m.insert("hashVerified".into(), v.into());
     }
@@ -1019,6 +1025,14 @@ pub fn human_diagnosis(d: &Value) -> Option<String> {
         if count > list.len() as u64 {
             out.push_str(&format!("  … and {} more\n", count - list.len() as u64));
         }
+    }
+    if let Some(h) = d.get("headerFound") {
+        out.push_str(&format!(
+            "  the @@ header names line {} | {} (above the match at line {})\n",
+            num_of(h, "line"),
+            h.get("text").and_then(Value::as_str).unwrap_or(""),
+            num_of(h, "match")
+        ));
     }
     if let Some(h) = d.get("hint").and_then(Value::as_str) {
         out.push_str(&format!("  hint: {h}\n"));
