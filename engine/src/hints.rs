@@ -100,13 +100,18 @@ pub enum Looking {
 /// workspace-relative path that does not exist: a case variant, the path
 /// without (or with more) leading folders, the same name elsewhere. Best
 /// first: by [`Relation`], then by how many folders the two paths differ
-/// in, then by path. I/O errors end the walk (a hint is best effort).
+/// in, then by path. A folder that cannot be listed is skipped, and
+/// symbolic links are neither followed nor suggested (a hint is best
+/// effort).
 pub fn similar_paths(fs: &dyn Fs, wanted: &str, looking: Looking) -> Similar {
     let wanted_lower = wanted.to_lowercase();
     let name_lower = file_name_of(wanted).to_lowercase();
     let depth = |p: &str| p.split('/').count();
     let mut found: Vec<(Relation, usize, String)> = Vec::new();
     let mut consider = |path: String| {
+        if path == wanted {
+            return;
+        }
         let lower = path.to_lowercase();
         let relation = if lower == wanted_lower {
             Relation::CaseVariant
@@ -125,9 +130,6 @@ pub fn similar_paths(fs: &dyn Fs, wanted: &str, looking: Looking) -> Similar {
         } else {
             return;
         };
-        if path == wanted {
-            return;
-        }
         let apart = depth(&path).abs_diff(depth(wanted));
         found.push((relation, apart, path));
     };
@@ -376,8 +378,9 @@ fn recognise(text: &str, error_line: usize) -> Option<(Shape, String)> {
         }
         return None;
     }
-    let found = *lines.get(error_line - 1)?;
-    if is_fence(found) && lines.get(error_line - 2) == Some(&"*** End Patch") {
+    let found = *lines.get(error_line.checked_sub(1)?)?;
+    let before = error_line.checked_sub(2).and_then(|i| lines.get(i));
+    if is_fence(found) && before == Some(&"*** End Patch") {
         return Some((
             Shape::FencedBlock,
             "a Markdown fence follows *** End Patch: send the envelope alone, without the ``` lines".into(),
@@ -403,11 +406,19 @@ fn is_fence(line: &str) -> bool {
     t.starts_with("```") || t.starts_with("~~~")
 }
 
-/// A shell heredoc opener: `<<` followed by a word (`<<'EOF'`, `<< EOF`).
+/// A shell heredoc opener: `<<` followed by a quoted word or an
+/// upper-case one (`<<'EOF'`, `<< "PATCH"`, `<<-EOF`), not a shift
+/// (`cout << x`, `1 << 4`).
 fn is_heredoc(line: &str) -> bool {
     line.split_once("<<").is_some_and(|(_, rest)| {
         let word = rest.trim_start_matches('-').trim_start();
-        word.starts_with(|c: char| c == '\'' || c == '"' || c.is_ascii_alphabetic())
+        let bare: String = word
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        word.starts_with(['\'', '"'])
+            || (bare.starts_with(|c: char| c.is_ascii_uppercase())
+                && bare.chars().all(|c| !c.is_ascii_lowercase()))
     })
 }
 
@@ -722,6 +733,10 @@ mod tests {
             shape("apply_patch <<'EOF'\n*** Begin Patch\n", 1),
             Some(Shape::Heredoc)
         );
+        assert_eq!(shape("cat <<-PATCH\n", 1), Some(Shape::Heredoc));
+        assert_eq!(shape("std::cout << x;\n", 1), None);
+        assert_eq!(shape("let y = 1 << 4;\n", 1), None);
+        assert_eq!(shape("a\n", 0), None);
         let closing = "*** Begin Patch\n*** Delete File: a\n*** End Patch\n```";
         assert_eq!(shape(closing, 4), Some(Shape::FencedBlock));
         let headers_inside =

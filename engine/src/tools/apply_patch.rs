@@ -350,10 +350,18 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
                 .with("reason", "patch_parse_error");
             Applied {
                 changed_files: Vec::new(),
+                // Only the lines the shape check reads are decoded. Invalid
+                // UTF-8 is reported where it stands, but a text that does not
+                // start as an envelope is judged by its first line, as the
+                // parser would have.
                 error: Some(with_shape_hint(
                     error,
-                    &String::from_utf8_lossy(patch),
-                    line,
+                    &String::from_utf8_lossy(shape_prefix(patch)),
+                    if patch.starts_with(b"*** Begin Patch") {
+                        line
+                    } else {
+                        1
+                    },
                 )),
             }
         }
@@ -869,6 +877,14 @@ fn with_similar_paths(error: PatchError, similar: &hints::Similar) -> PatchError
         .map(|s| json!({"path": s.path, "relation": s.relation.as_str()}))
         .collect();
     error.with("similarPaths", paths)
+}
+
+/// The first [`hints::MAX_SHAPE_LINES`] lines of an envelope.
+fn shape_prefix(patch: &[u8]) -> &[u8] {
+    let end = memchr::memchr_iter(b'\n', patch)
+        .nth(hints::MAX_SHAPE_LINES)
+        .unwrap_or(patch.len());
+    &patch[..end]
 }
 
 /// A parse error of a text that is really a unified diff, a fenced block
