@@ -12,6 +12,12 @@
 //! or `{"success": false, "error": {"kind", "message", "details"}, "data":
 //! {"changedFiles": [...], "atomic": b}}` — `data` on failure is a patchspec
 //! extension carrying the partial `changedFiles` of a non-atomic run.
+//!
+//! Refusals carry what an agent needs to retry (extensions, failure path
+//! only): a `diagnosis` of a hunk that did not apply ([`crate::diagnose`]),
+//! and `details.hint` with its stable companions (`similarPaths`,
+//! `looksLike`, `relativePath`: [`crate::hints`]); the wire `message` ends
+//! with `; hint: <hint>`. Their costs are bounded where they are computed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
