@@ -356,5 +356,61 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(diagnose_benches, benches);
+/// The agent hint of a `not_found` (docs/diagnostics.md, "Hints on other
+/// refusals"): the bounded similar-path walk on a real workspace of
+/// `dirs` folders of `files` files each (30,000 files when measuring, more
+/// than the walk's 20,000-entry bound), alone and inside the refused apply.
+/// The file asked for is in the last folder, under a leading folder the
+/// patch left out; when measuring, the walk stops before it.
+fn hint_benches(c: &mut Criterion) {
+    use patchspec_engine::fs::RealFs;
+    use patchspec_engine::hints::{similar_paths, Looking, MAX_WALK_ENTRIES};
+    use patchspec_engine::tools::apply_patch::{self, ApplyOptions};
+
+    let mode = RunMode::from_args();
+    let (dirs, files) = match mode {
+        RunMode::Measure => (100, 300),
+        RunMode::Test => (10, 20),
+    };
+    let dir = tempfile::tempdir().expect("a scratch workspace");
+    for d in 0..dirs {
+        let folder = dir.path().join(format!("pkg{d:03}"));
+        std::fs::create_dir(&folder).expect("create a folder");
+        for f in 0..files {
+            std::fs::write(folder.join(format!("mod{f:03}.py")), "x = 1\n").expect("write a file");
+        }
+    }
+    let last = format!("pkg{:03}", dirs - 1);
+    std::fs::write(dir.path().join(&last).join("app.py"), "x = 1\n").expect("write the target");
+    let fs = RealFs::open(dir.path()).expect("open the workspace");
+    let patch = "*** Begin Patch\n*** Update File: app.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n";
+    let found = similar_paths(&fs, "app.py", Looking::File);
+    let entries = dirs * (files + 1);
+    match mode {
+        RunMode::Test => assert_eq!(
+            found.paths.first().map(|p| p.path.clone()),
+            Some(format!("{last}/app.py")),
+            "the hint names the file under its folder"
+        ),
+        RunMode::Measure => assert_eq!(
+            found.cut_short,
+            entries > MAX_WALK_ENTRIES,
+            "the walk stops at its bound"
+        ),
+    }
+    let mut group = c.benchmark_group("hints/not_found");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(3));
+    let label = format!("{entries}-entries");
+    group.bench_function(BenchmarkId::new("similar_paths", &label), |b| {
+        b.iter(|| similar_paths(&fs, black_box("app.py"), Looking::File))
+    });
+    group.bench_function(BenchmarkId::new("apply_refused", &label), |b| {
+        b.iter(|| apply_patch::apply(&fs, black_box(patch), &ApplyOptions::default()))
+    });
+    group.finish();
+}
+
+criterion_group!(diagnose_benches, benches, hint_benches);
 criterion_main!(diagnose_benches);

@@ -91,6 +91,7 @@ pub fn apply(args: &ApplyArgs) -> i32 {
             ))
         }
     };
+    options.workspace_root = std::path::absolute(&root).ok();
     let applied = apply_patch::apply_bytes(&fs, &envelope, &options);
     let code = i32::from(applied.error.is_some());
     let mut out = stdout();
@@ -111,6 +112,8 @@ pub fn apply(args: &ApplyArgs) -> i32 {
             .and_then(apply_patch::human_diagnosis)
         {
             eprintln_quietly(format_args!("{}", text.trim_end_matches('\n')));
+        } else if let Some(hint) = e.hint() {
+            eprintln_quietly(format_args!("  hint: {hint}"));
         }
         if !options.atomic && !applied.changed_files.is_empty() {
             eprintln_quietly(format_args!(

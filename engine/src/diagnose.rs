@@ -57,6 +57,9 @@ pub const MAX_SHOWN_BYTES: usize = 200;
 pub const MAX_DISTINGUISH_DISTANCE: usize = 50;
 /// How many matches a `multiple_matches` diagnosis describes.
 pub const MAX_MATCHES: usize = 20;
+/// How many of a hunk's `@@` header lines (the last ones) are looked for
+/// above its matches.
+pub const MAX_HEADERS_SOUGHT: usize = 8;
 /// At most this many differing rows are classified (and explained) per edit.
 const MAX_CLASSIFIED: usize = 256;
 /// Lines longer than this are classified by their ends only.
@@ -258,6 +261,22 @@ pub struct Diagnosis {
     /// `multiple_matches`: how many matches there are in all (`matches`
     /// lists at most [`MAX_MATCHES`]).
     pub match_count: Option<usize>,
+    /// `multiple_matches` of a hunk with `@@` header text: the file line
+    /// that header text names, above the one match it tells apart.
+    pub header_found: Option<HeaderFound>,
+}
+
+/// A hunk's `@@` header text found in the file: the header is not used for
+/// matching (C-env-stacked-headers), but it says which match the model
+/// meant, and that line, added as context, would make the hunk unique.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderFound {
+    /// 1-based file line (before the patch) whose text the header names.
+    pub line: usize,
+    /// That line, in the visible form.
+    pub text: String,
+    /// The match it stands above (1-based, one of the listed matches).
+    pub match_line: usize,
 }
 
 impl Diagnosis {
@@ -288,6 +307,7 @@ impl Diagnosis {
             truncated: false,
             matches: Vec::new(),
             match_count: None,
+            header_found: None,
         }
     }
 
@@ -2676,18 +2696,92 @@ fn multiple_matches_inner(
                     .map(|(l, t)| format!("line {l} ({t}) below the match at line {}", s.line))
             })
     });
-    d.hint = match example {
-        Some(e) => format!(
-            "the hunk's old lines occur {total} times, at lines {}{more}; extend the hunk with context lines up to a line that tells the intended place apart, e.g. {e}",
-            d.matches
-                .iter()
-                .map(|s| s.line.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+    let at_lines = d
+        .matches
+        .iter()
+        .map(|s| s.line.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    // With matches left unlisted, a header seen above one listed match may
+    // as well stand above an unlisted one: no claim then.
+    if total == starts.len() {
+        d.header_found = header_found(&view, hunk, &starts);
+    }
+    d.hint = match (&d.header_found, example) {
+        (Some(h), _) => format!(
+            "the hunk's old lines occur {total} times, at lines {at_lines}{more}; its @@ header names line {} ({}) above the match at line {}: extend the hunk with context lines up to line {} to choose that match",
+            h.line, h.text, h.match_line, h.line
         ),
-        None => format!("the hunk's old lines occur {total} times and no nearby line tells the matches apart: add more context, or anchor the hunk with *** End of File"),
+        (None, Some(e)) => format!(
+            "the hunk's old lines occur {total} times, at lines {at_lines}{more}; extend the hunk with context lines up to a line that tells the intended place apart, e.g. {e}"
+        ),
+        (None, None) => format!("the hunk's old lines occur {total} times and no nearby line tells the matches apart: add more context, or anchor the hunk with *** End of File"),
     };
+    let headers: Vec<&str> = hunk
+        .headers
+        .iter()
+        .map(|h| h.trim())
+        .filter(|h| !h.is_empty())
+        .collect();
+    if !headers.is_empty() {
+        let quoted: Vec<String> = headers
+            .iter()
+            .map(|h| visible(h.as_bytes(), 0))
+            .map(|h| format!("\"{h}\""))
+            .collect();
+        d.hint = format!(
+            "the text after @@ ({}) is informational: matching uses the context and removed lines only, so it does not choose among the matches; {}",
+            quoted.join(", "),
+            d.hint
+        );
+    }
     d
+}
+
+/// The first of the hunk's last [`MAX_HEADERS_SOUGHT`] non-empty header
+/// texts (the innermost first: `@@ def bar` after `@@ class Foo`) found, as
+/// a line's start up to its indentation, within [`MAX_DISTINGUISH_DISTANCE`]
+/// lines above exactly one of the matches `starts`, at a distance where
+/// every other match has a different line. Cost: headers × matches ×
+/// distance line comparisons, all capped.
+fn header_found(view: &View<'_>, hunk: &Hunk<'_>, starts: &[usize]) -> Option<HeaderFound> {
+    let names = |line: &[u8], header: &[u8]| line.trim_ascii().starts_with(header);
+    let sought = hunk
+        .headers
+        .iter()
+        .rev()
+        .map(|h| h.trim().as_bytes())
+        .filter(|h| !h.is_empty())
+        .take(MAX_HEADERS_SOUGHT);
+    for header in sought {
+        // The nearest line above each match that the header names.
+        let found: Vec<(usize, usize)> = starts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &s)| {
+                (1..=MAX_DISTINGUISH_DISTANCE.min(s))
+                    .find(|&dist| names(view.line(s - dist), header))
+                    .map(|dist| (k, dist))
+            })
+            .collect();
+        let [(k, dist)] = found[..] else {
+            continue;
+        };
+        let s = starts[k];
+        let mine = view.line(s - dist);
+        let apart = starts
+            .iter()
+            .enumerate()
+            .all(|(l, &o)| l == k || o.checked_sub(dist).map(|i| view.line(i)) != Some(mine));
+        if apart {
+            return Some(HeaderFound {
+                line: view.report(s - dist),
+                text: visible(mine, 0),
+                match_line: view.report(s),
+            });
+        }
+    }
+    None
 }
 
 // ---------------------------------------------------------------------------
@@ -3033,6 +3127,41 @@ mod tests {
     }
 
     #[test]
+    fn a_header_above_one_match_names_the_line_that_tells_it_apart() {
+        let file = "class A:\n    def run(self):\n        x = 1\n        return x\n\n\
+                    class B:\n    def run(self):\n        x = 1\n        return x\n";
+        let hunk = "-        x = 1\n+        x = 2\n         return x\n";
+        // `def run` stands above both matches; `class B` above one.
+        let d = diagnose(file, &format!("@@ class B\n@@     def run(self):\n{hunk}"));
+        assert_eq!(d.cause(), Cause::AmbiguousContext);
+        assert_eq!(
+            d.header_found,
+            Some(HeaderFound {
+                line: 6,
+                text: "class B:".into(),
+                match_line: 8
+            })
+        );
+        assert!(d.hint.contains("informational"), "{}", d.hint);
+        assert!(d.hint.contains("up to line 6"), "{}", d.hint);
+        // A header the file does not have: said to be unused, nothing found.
+        let d = diagnose(file, &format!("@@ class C\n{hunk}"));
+        assert_eq!(d.header_found, None);
+        assert!(
+            d.hint.contains("\"class C\") is informational"),
+            "{}",
+            d.hint
+        );
+        assert!(d.hint.contains("e.g. line 1 (class A:)"), "{}", d.hint);
+        // A header above every match tells nothing apart.
+        let d = diagnose(file, &format!("@@ def run\n{hunk}"));
+        assert_eq!(d.header_found, None);
+        // No header text: nothing said about headers.
+        let d = diagnose(file, hunk);
+        assert!(!d.hint.contains("informational"), "{}", d.hint);
+    }
+
+    #[test]
     fn a_typo_among_common_words_is_located_by_its_grams() {
         // Every word of the line is common in the file; the misspelt one
         // is absent. Only the 4-grams of the whole line tell.
@@ -3253,8 +3382,8 @@ mod tests {
                     })
                     .collect();
                 let hunks = vec![
-                    Hunk { span: Span { line: 1 }, header: "", lines: lines.clone(), end_of_file: false },
-                    Hunk { span: Span { line: 2 }, header: "", lines, end_of_file: anchored },
+                    Hunk { span: Span { line: 1 }, headers: vec![""], lines: lines.clone(), end_of_file: false },
+                    Hunk { span: Span { line: 2 }, headers: vec![""], lines, end_of_file: anchored },
                 ];
                 let n = Lines::new(file.as_bytes()).len();
                 let check = |d: &Diagnosis| {

@@ -24,6 +24,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod fs;
 pub mod hash;
+pub mod hints;
 pub mod matching;
 pub mod path_guard;
 pub mod text;

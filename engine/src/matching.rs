@@ -1221,7 +1221,7 @@ mod tests {
             if let Some(rest) = raw.strip_prefix("@@") {
                 out.push(Hunk {
                     span,
-                    header: "",
+                    headers: vec![""],
                     lines: Vec::new(),
                     end_of_file: rest == "$",
                 });

@@ -610,3 +610,62 @@ mod props {
         }
     }
 }
+
+#[test]
+fn a_unified_diff_that_is_not_utf8_is_still_named() {
+    // The shape check decodes only the lines it reads, lossily.
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let fs = RealFs::open(dir.path()).unwrap();
+    let mut patch = b"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+\xff\n".to_vec();
+    patch.extend(std::iter::repeat_n(b"+x\n".as_slice(), 1000).flatten());
+    let applied =
+        patchspec_engine::tools::apply_patch::apply_bytes(&fs, &patch, &ApplyOptions::default());
+    let e = applied.error.expect("refused");
+    assert_eq!(e.kind, ErrorKind::PatchParseError);
+    assert_eq!(e.details["looksLike"], "unified_diff");
+    assert!(e
+        .hint()
+        .is_some_and(|h| h.contains("*** Update File: a.txt")));
+    assert_eq!(visible(dir.path()), tree(&[("a.txt", "a\n")]));
+}
+
+#[test]
+fn the_wire_message_ends_with_the_hint_and_the_bare_message_does_not() {
+    let dir = workspace(&[("src/app.py", "x\n")]);
+    let root = dir.path().to_str().unwrap().to_string();
+    for (patch, relative) in [
+        (
+            "*** Begin Patch\n*** Delete File: app.py\n*** End Patch\n".to_string(),
+            None,
+        ),
+        (
+            format!("*** Begin Patch\n*** Delete File: {root}/src/app.py\n*** End Patch\n"),
+            Some("src/app.py"),
+        ),
+    ] {
+        let params = serde_json::json!({ "patch": patch });
+        let out = patchspec_engine::dispatch::call(&patchspec_engine::dispatch::ToolCall {
+            tool_name: "apply_patch",
+            params: &params,
+            workspace_root: dir.path(),
+            session: &patchspec_engine::dispatch::Session::default(),
+        });
+        let error = &out.result["error"];
+        let hint = error["details"]["hint"].as_str().expect("a hint");
+        let message = error["message"].as_str().expect("a message");
+        assert!(message.ends_with(&format!("; hint: {hint}")), "{message}");
+        assert_eq!(out.error.as_deref(), Some(message));
+        assert_eq!(error["details"]["relativePath"].as_str(), relative);
+    }
+    // The library's error keeps the bare message (the CLI prints the hint apart).
+    let applied = check(
+        &[("src/app.py", "x\n")],
+        "*** Begin Patch\n*** Delete File: app.py\n*** End Patch\n",
+        ApplyOptions::default(),
+        Some(ErrorKind::NotFound),
+        None,
+    );
+    let e = applied.error.unwrap();
+    assert_eq!(e.message, "app.py: no such file");
+    assert_eq!(e.details["similarPaths"][0]["path"], "src/app.py");
+}

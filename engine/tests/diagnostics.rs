@@ -229,3 +229,132 @@ fn short(tool: &str) -> &str {
         "write_patch"
     }
 }
+
+/// The labelled hints (`tests/diagnostics/hints/items.json`, made by
+/// `tests/diagnostics/generate_hints.py`): refusals without a diagnosis
+/// that carry an agent hint. Every item must be refused with the tree
+/// unchanged, carry `details.hint`, and repeat it at the end of `message`.
+/// Targets: the path the model meant among `similarPaths` for every
+/// `not_found` item (first for at least 90%), the right `looksLike` for
+/// every parse item (none where the label has none), the Update directive
+/// for every `already_exists` item, the right `relativePath` (or none) for
+/// every absolute path. The table prints with `--nocapture`.
+#[test]
+fn the_labelled_hints_are_right() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics/hints/items.json");
+    let set: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path).expect("tests/diagnostics/hints/items.json is readable"),
+    )
+    .expect("the hint set is JSON");
+    let files = set["files"].as_object().expect("the hint set's files");
+    let items = set["items"].as_array().expect("the hint set's items");
+    assert!(items.len() >= 50, "the hint set has {} items", items.len());
+    // kind -> (items, right, first place right)
+    let mut table: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut misses = Vec::new();
+    for item in items {
+        let id = item["id"].as_str().unwrap_or_default();
+        let want = &item["want"];
+        let kind = want["kind"].as_str().unwrap_or_default();
+        let dir = tempfile::tempdir().expect("a temp dir");
+        for (p, content) in files {
+            let file = dir.path().join(p);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("create parents");
+            std::fs::write(&file, content.as_str().unwrap_or_default()).expect("write a file");
+        }
+        let root = dir.path().to_str().expect("a UTF-8 temp dir").to_string();
+        let patch = item["params"]["patch"]
+            .as_str()
+            .unwrap_or_default()
+            .replace("{root}", &root);
+        let params = serde_json::json!({ "patch": patch });
+        let out = call(&ToolCall {
+            tool_name: "apply_patch",
+            params: &params,
+            workspace_root: dir.path(),
+            session: &Session::default(),
+        });
+        for (p, content) in files {
+            let now = std::fs::read_to_string(dir.path().join(p)).unwrap_or_default();
+            if now != content.as_str().unwrap_or_default() {
+                problems.push(format!("{id}: {p} changed"));
+            }
+        }
+        let error = &out.result["error"];
+        let details = &error["details"];
+        if out.success || error["kind"] != kind {
+            problems.push(format!("{id}: want a {kind} refusal, got {}", out.result));
+            continue;
+        }
+        let hint = details["hint"].as_str().unwrap_or_default();
+        let message = error["message"].as_str().unwrap_or_default();
+        // Only a text that is none of the shapes may go without a hint.
+        let hintless = kind == "patch_parse_error" && want["looksLike"].is_null();
+        if !(hintless && hint.is_empty())
+            && (hint.is_empty() || !message.ends_with(&format!("; hint: {hint}")))
+        {
+            problems.push(format!(
+                "{id}: no hint, or not at the end of the message: {message}"
+            ));
+        }
+        let (right, first) = match kind {
+            "not_found" => {
+                let meant = want["meant"].as_str();
+                let paths: Vec<Option<&str>> = details["similarPaths"]
+                    .as_array()
+                    .map(|a| a.iter().map(|s| s["path"].as_str()).collect())
+                    .unwrap_or_default();
+                (paths.contains(&meant), paths.first() == Some(&meant))
+            }
+            "patch_parse_error" => {
+                let ok = details["looksLike"].as_str() == want["looksLike"].as_str();
+                (ok, ok)
+            }
+            "already_exists" => {
+                let ok = want["suggests"].as_str().is_some_and(|s| hint.contains(s));
+                (ok, ok)
+            }
+            _ => {
+                let ok = details["relativePath"].as_str() == want["relativePath"].as_str();
+                (ok, ok)
+            }
+        };
+        let row = table.entry(kind.to_string()).or_default();
+        row.0 += 1;
+        row.1 += usize::from(right);
+        row.2 += usize::from(first);
+        if !first {
+            misses.push(format!(
+                "{id} ({}): want {want}, got {details}",
+                item["mistake"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    println!(
+        "\n{:<20} {:>5} {:>7} {:>7}",
+        "refusal", "items", "right", "first"
+    );
+    for (kind, (n, r, f)) in &table {
+        println!(
+            "{kind:<20} {n:>5} {:>7} {:>7}",
+            format!("{r}/{n}"),
+            format!("{f}/{n}")
+        );
+    }
+    for m in &misses {
+        println!("miss: {m}");
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    for (kind, (n, r, f)) in &table {
+        assert_eq!(r, n, "{kind}: right {r}/{n}\n{misses:#?}");
+        if kind != "not_found" {
+            assert_eq!(f, n, "{kind}: {misses:#?}");
+        }
+    }
+    let (n, _, f) = table.get("not_found").copied().unwrap_or_default();
+    assert!(
+        n > 0 && f * 100 >= n * 90,
+        "not_found: first place right {f}/{n} (target 90%)\n{misses:#?}"
+    );
+}

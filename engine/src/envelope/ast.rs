@@ -76,10 +76,14 @@ impl<'a> SectionKind<'a> {
 /// One `@@` hunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hunk<'a> {
-    /// Where its `@@` line stands.
+    /// Where its (first) `@@` line stands.
     pub span: Span,
-    /// The text after `@@` (one separating space removed); informational only.
-    pub header: &'a str,
+    /// The text after each `@@` line (one separating space removed), in
+    /// order: one per line of the hunk's header. Several `@@` lines in a row
+    /// (`@@ class Foo` then `@@ def bar`) form one header (clarification
+    /// C-env-stacked-headers). Informational only: matching never reads it.
+    /// Never empty in a parsed patch.
+    pub headers: Vec<&'a str>,
     /// The body lines.
     pub lines: Vec<HunkLine<'a>>,
     /// True when followed by `*** End of File`: the hunk must match at the

@@ -14,11 +14,15 @@
 //! update   := "*** Update File: " path NL ["*** Move to: " path NL] hunk*
 //! delete   := "*** Delete File: " path NL
 //! move     := "*** Move File: " path " -> " path NL hunk*
-//! hunk     := "@@" [" "] header NL body+ ["*** End of File" NL]
+//! hunk     := ("@@" [" "] header NL)+ body+ ["*** End of File" NL]
 //! body     := (" " | "-" | "+") text NL ["\ No newline at end of file" NL]
 //! ```
 //!
-//! An update without a move needs at least one hunk. Lines are split on `\n`;
+//! Several `@@` lines in a row are one hunk's header, not empty hunks
+//! (models trained on OpenAI's envelope stack them to narrow the place:
+//! `@@ class Foo` then `@@ def bar`); like all header text they are
+//! informational. An update without a move needs at least one hunk. Lines
+//! are split on `\n`;
 //! when the first line is `*** Begin Patch\r` the envelope is CRLF and one
 //! trailing `\r` is stripped from every line, otherwise a `\r` is content.
 //! Marker lines match exactly (trailing whitespace is an error of its own),
@@ -586,9 +590,7 @@ impl<'a> Parser<'a> {
             match kind {
                 Line::Text if text.starts_with("@@") => {
                     self.cursor.bump();
-                    let header = &text[2..];
-                    let header = header.strip_prefix(' ').unwrap_or(header);
-                    hunks.push(self.hunk(line, header)?);
+                    hunks.push(self.hunk(line, header_text(text))?);
                 }
                 Line::Directive(d) if d.ends_body() && (optional || !hunks.is_empty()) => break,
                 Line::Directive(d @ (Directive::BeginPatch | Directive::MoveTo(_))) => {
@@ -620,8 +622,10 @@ impl<'a> Parser<'a> {
         Ok(hunks)
     }
 
-    /// The body of one hunk, its `@@` line (at `at`) already consumed.
+    /// The rest of one hunk, its first `@@` line (at `at`) already consumed:
+    /// more `@@` lines (a stacked header), then the body.
     fn hunk(&mut self, at: usize, header: &'a str) -> Result<Hunk<'a>, ParseError> {
+        let mut headers = vec![header];
         let mut lines: Vec<HunkLine<'a>> = Vec::new();
         let mut end_of_file = false;
         let mut after_marker = false;
@@ -638,7 +642,10 @@ impl<'a> Parser<'a> {
                         Some(b'+') => LineKind::Add,
                         Some(b'@') if text.starts_with("@@") => {
                             if lines.is_empty() {
-                                return error(line, empty_hunk(text));
+                                // Another header line of the same hunk.
+                                self.cursor.bump();
+                                headers.push(header_text(text));
+                                continue;
                             }
                             break;
                         }
@@ -705,7 +712,7 @@ impl<'a> Parser<'a> {
         }
         let hunk = Hunk {
             span: Span { line: at },
-            header,
+            headers,
             lines,
             end_of_file,
         };
@@ -722,7 +729,14 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The error for a hunk whose `@@` line is directly followed by `found`.
+/// The header text of a `@@` line: what follows `@@`, one separating space
+/// removed.
+fn header_text(line: &str) -> &str {
+    let header = &line[2..];
+    header.strip_prefix(' ').unwrap_or(header)
+}
+
+/// The error for a hunk whose `@@` line(s) are directly followed by `found`.
 fn empty_hunk(found: &str) -> String {
     format!(
         "empty hunk: expected at least one line starting with ' ', '-' or '+' after '@@', found {}",
@@ -772,7 +786,11 @@ mod tests {
                         Some(to) => writeln!(out, "{line}: update {path:?} -> {to:?}").unwrap(),
                     }
                     for hunk in hunks {
-                        writeln!(out, "  {}: @@ {:?}", hunk.span.line, hunk.header).unwrap();
+                        write!(out, "  {}:", hunk.span.line).unwrap();
+                        for header in &hunk.headers {
+                            write!(out, " @@ {header:?}").unwrap();
+                        }
+                        out.push('\n');
                         for l in &hunk.lines {
                             let kind = match l.kind {
                                 LineKind::Context => "ctx",
@@ -948,6 +966,53 @@ mod tests {
               13: @@ "@@ -1,3 +1,4 @@"
                 14: ctx "6"
             "#,
+        );
+    }
+
+    #[test]
+    fn stacked_hunk_headers() {
+        // Consecutive `@@` lines form one hunk's header (C-env-stacked-headers);
+        // an `@@` line after body lines still starts the next hunk.
+        check(
+            &env(&[
+                "*** Begin Patch",
+                "*** Update File: a",
+                "@@ class Foo",
+                "@@     def bar(self):",
+                " 1",
+                "-2",
+                "@@",
+                "@@",
+                "@@x",
+                "+3",
+                "*** End of File",
+                "@@ again",
+                " 4",
+                "*** End Patch",
+            ]),
+            r#"
+            2: update "a"
+              3: @@ "class Foo" @@ "    def bar(self):"
+                5: ctx "1"
+                6: del "2"
+              7: @@ "" @@ "" @@ "x"
+                10: add "3"
+                end of file
+              12: @@ "again"
+                13: ctx "4"
+            "#,
+        );
+        // A no-newline marker after a stacked header still needs a body line.
+        check(
+            &env(&[
+                "*** Begin Patch",
+                "*** Update File: a",
+                "@@ a",
+                "@@ b",
+                "\\ No newline at end of file",
+                "*** End Patch",
+            ]),
+            "line 5: '\\ No newline at end of file' must follow a hunk line, not '@@'",
         );
     }
 
@@ -1673,9 +1738,15 @@ mod tests {
             &update(&["@@"]),
             &format!(r#"line 4: {expected}, found "*** End Patch""#),
         );
+        // Stacked headers are one header: with no body after them, the
+        // error stands where the body should have started.
         check(
-            &update(&["@@ one", "@@ two", " x"]),
-            &format!(r#"line 4: {expected}, found "@@ two""#),
+            &update(&["@@ one", "@@ two"]),
+            &format!(r#"line 5: {expected}, found "*** End Patch""#),
+        );
+        check(
+            &update(&["@@", " x", "@@ one", "@@ two", "*** End of File"]),
+            &format!(r#"line 7: {expected}, found "*** End of File""#),
         );
         check(
             &update(&["@@", " x", "@@"]),

@@ -1,14 +1,15 @@
 //! [`Patch`] → canonical envelope text, the inverse of [`super::parse`].
 //!
 //! The canonical form: LF line endings and a final newline; `@@` alone or
-//! `@@ header`; a move spelled `*** Move File: from -> to`, unless that
-//! spelling would read back differently (a path containing ` -> `), then
-//! `*** Update File: from` + `*** Move to: to`. For every envelope `s` that
-//! parses, `parse(render(parse(s))) == parse(s)`.
+//! `@@ header`, one such line per header line of a hunk; a move spelled
+//! `*** Move File: from -> to`, unless that spelling would read back
+//! differently (a path containing ` -> `), then `*** Update File: from` +
+//! `*** Move to: to`. For every envelope `s` that parses,
+//! `parse(render(parse(s))) == parse(s)`.
 //!
 //! Rendering does not validate: a hand-built [`Patch`] that the parser could
-//! never produce (a path with a newline, an empty hunk) renders to text that
-//! does not parse back.
+//! never produce (a path with a newline, an empty hunk, a hunk without a
+//! header line) renders to text that does not parse back.
 //!
 //! One pass, one `String` allocated with a size estimate: linear in the patch.
 
@@ -87,7 +88,11 @@ impl Patch<'_> {
                 } => {
                     len += path.len() + move_to.map_or(0, str::len);
                     for hunk in hunks {
-                        len += PER_HEADER_ESTIMATE + hunk.header.len();
+                        len += hunk
+                            .headers
+                            .iter()
+                            .map(|h| PER_HEADER_ESTIMATE + h.len())
+                            .sum::<usize>();
                         len += hunk
                             .lines
                             .iter()
@@ -102,12 +107,14 @@ impl Patch<'_> {
     }
 }
 
-/// One hunk: its `@@` line, its body, its markers.
+/// One hunk: its `@@` line(s), its body, its markers.
 fn render_hunk(out: &mut String, hunk: &Hunk<'_>) {
-    if hunk.header.is_empty() {
-        out.push_str("@@\n");
-    } else {
-        push_line(out, &["@@ ", hunk.header]);
+    for header in &hunk.headers {
+        if header.is_empty() {
+            out.push_str("@@\n");
+        } else {
+            push_line(out, &["@@ ", header]);
+        }
     }
     for line in &hunk.lines {
         let prefix = match line.kind {
@@ -168,13 +175,13 @@ mod tests {
     }
 
     fn hunk<'a>(
-        header: &'a str,
+        headers: &[&'a str],
         lines: &[(LineKind, &'a str, bool)],
         end_of_file: bool,
     ) -> Hunk<'a> {
         Hunk {
             span: Span::default(),
-            header,
+            headers: headers.to_vec(),
             lines: lines
                 .iter()
                 .map(|&(kind, text, no_newline)| HunkLine {
@@ -208,7 +215,7 @@ mod tests {
                     move_to: None,
                     hunks: vec![
                         hunk(
-                            "",
+                            &[""],
                             &[
                                 (Context, "c", false),
                                 (Remove, "r", true),
@@ -216,7 +223,8 @@ mod tests {
                             ],
                             false,
                         ),
-                        hunk(" spaced", &[(Add, "", false)], true),
+                        hunk(&[" spaced"], &[(Add, "", false)], true),
+                        hunk(&["class A", "", "  def b"], &[(Context, "x", false)], false),
                     ],
                 }),
                 section(SectionKind::Update {
@@ -234,6 +242,7 @@ mod tests {
              *** Add File: empty\n\
              *** Update File: u\n@@\n c\n-r\n\\ No newline at end of file\n+a\n\
              @@  spaced\n+\n*** End of File\n\
+             @@ class A\n@@\n@@   def b\n x\n\
              *** Move File: from -> to\n\
              *** Delete File: gone\n\
              *** End Patch\n",
@@ -292,7 +301,7 @@ mod tests {
 
     #[derive(Clone, Debug)]
     struct OwnedHunk {
-        header: String,
+        headers: Vec<String>,
         lines: Vec<(LineKind, String, bool)>,
         end_of_file: bool,
     }
@@ -323,7 +332,7 @@ mod tests {
                             .iter()
                             .map(|h| Hunk {
                                 span: Span::default(),
-                                header: &h.header,
+                                headers: h.headers.iter().map(String::as_str).collect(),
                                 lines: h
                                     .lines
                                     .iter()
@@ -390,7 +399,8 @@ mod tests {
 
     fn hunk_strategy() -> impl Strategy<Value = OwnedHunk> {
         (
-            text(),
+            // One to three header lines: stacked headers are one header.
+            proptest::collection::vec(text(), 1..4),
             proptest::collection::vec(
                 (
                     proptest::sample::select(
@@ -403,7 +413,7 @@ mod tests {
             ),
             proptest::bool::weighted(0.3),
         )
-            .prop_map(|(header, mut lines, end_of_file)| {
+            .prop_map(|(headers, mut lines, end_of_file)| {
                 // Keep only markers the parser accepts: on the last line of
                 // the side(s) they speak for.
                 let last_old = lines.iter().rposition(|l| l.0 != LineKind::Add);
@@ -417,7 +427,7 @@ mod tests {
                     line.2 &= ok;
                 }
                 OwnedHunk {
-                    header,
+                    headers,
                     lines,
                     end_of_file,
                 }
@@ -442,7 +452,7 @@ mod tests {
                 .prop_map(|(moves, mut hunks)| {
                     if !moves && hunks.is_empty() {
                         hunks.push(OwnedHunk {
-                            header: String::new(),
+                            headers: vec![String::new()],
                             lines: vec![(LineKind::Context, String::new(), false)],
                             end_of_file: false,
                         });
@@ -550,12 +560,14 @@ mod tests {
                         None => lines.push(format!("*** Update File: {path}")),
                     }
                     for h in hunks {
-                        let spaced = h.header.starts_with(' ') || c.pick();
-                        lines.push(if spaced {
-                            format!("@@ {}", h.header)
-                        } else {
-                            format!("@@{}", h.header)
-                        });
+                        for header in &h.headers {
+                            let spaced = header.starts_with(' ') || c.pick();
+                            lines.push(if spaced {
+                                format!("@@ {header}")
+                            } else {
+                                format!("@@{header}")
+                            });
+                        }
                         for (kind, text, no_newline) in &h.lines {
                             let prefix = match kind {
                                 LineKind::Context => ' ',

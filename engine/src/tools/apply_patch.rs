@@ -12,8 +12,15 @@
 //! or `{"success": false, "error": {"kind", "message", "details"}, "data":
 //! {"changedFiles": [...], "atomic": b}}` — `data` on failure is a patchspec
 //! extension carrying the partial `changedFiles` of a non-atomic run.
+//!
+//! Refusals carry what an agent needs to retry (extensions, failure path
+//! only): a `diagnosis` of a hunk that did not apply ([`crate::diagnose`]),
+//! and `details.hint` with its stable companions (`similarPaths`,
+//! `looksLike`, `relativePath`: [`crate::hints`]); the wire `message` ends
+//! with `; hint: <hint>`. Their costs are bounded where they are computed.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
@@ -23,6 +30,7 @@ use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
+use crate::hints::{self, Looking};
 use crate::matching::{apply_hunks, HunkError, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
 use crate::tools::{guarded, OpenFs};
@@ -93,6 +101,20 @@ impl PatchError {
         self.details.insert(key.to_string(), value.into());
         self
     }
+
+    /// The agent hint (`details.hint`, docs/diagnostics.md), if any.
+    pub fn hint(&self) -> Option<&str> {
+        self.details.get("hint").and_then(Value::as_str)
+    }
+
+    /// The message as the wire carries it: with the hint appended after
+    /// `; hint: `, so a host that forwards only the message keeps it.
+    pub fn message_with_hint(&self) -> String {
+        match self.hint() {
+            Some(hint) => format!("{}; hint: {hint}", self.message),
+            None => self.message.clone(),
+        }
+    }
 }
 
 /// What a section did, for `changedFiles`.
@@ -127,6 +149,10 @@ pub struct ApplyOptions {
     pub dry_run: bool,
     /// `expectedSha256ByPath`: path → hex digest, or `""` for "must not exist".
     pub expected_sha256: BTreeMap<String, String>,
+    /// The workspace's path as the caller names it. Used only for a hint:
+    /// an absolute path inside it is refused with its workspace-relative
+    /// form suggested ([`crate::hints::relative_to_root`]).
+    pub workspace_root: Option<PathBuf>,
 }
 
 impl Default for ApplyOptions {
@@ -135,6 +161,7 @@ impl Default for ApplyOptions {
             atomic: true,
             dry_run: false,
             expected_sha256: BTreeMap::new(),
+            workspace_root: None,
         }
     }
 }
@@ -181,7 +208,7 @@ fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
 }
 
 fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
-    let (patch, options) = match parse_params(call.params) {
+    let (patch, mut options) = match parse_params(call.params) {
         Ok(p) => p,
         Err(e) => {
             return outcome(
@@ -210,6 +237,7 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
             );
         }
     };
+    options.workspace_root = std::path::absolute(call.workspace_root).ok();
     let applied = apply(&*fs, &patch, &options);
     outcome(options.atomic, &applied)
 }
@@ -226,15 +254,18 @@ pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
             result: json!({"success": true, "data": data}),
             error: None,
         },
-        Some(e) => ToolOutcome {
-            success: false,
-            result: json!({
-                "success": false,
-                "error": {"kind": e.kind.as_str(), "message": e.message, "details": Value::Object(e.details.clone())},
-                "data": data,
-            }),
-            error: Some(e.message.clone()),
-        },
+        Some(e) => {
+            let message = e.message_with_hint();
+            ToolOutcome {
+                success: false,
+                result: json!({
+                    "success": false,
+                    "error": {"kind": e.kind.as_str(), "message": message, "details": Value::Object(e.details.clone())},
+                    "data": data,
+                }),
+                error: Some(message),
+            }
+        }
     }
 }
 
@@ -320,13 +351,24 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
                 .map_or((1, "the envelope is not valid UTF-8".to_string()), |e| {
                     (e.line, e.to_string())
                 });
+            let error = PatchError::new(ErrorKind::PatchParseError, message)
+                .with("line", line)
+                .with("reason", "patch_parse_error");
             Applied {
                 changed_files: Vec::new(),
-                error: Some(
-                    PatchError::new(ErrorKind::PatchParseError, message)
-                        .with("line", line)
-                        .with("reason", "patch_parse_error"),
-                ),
+                // Only the lines the shape check reads are decoded. Invalid
+                // UTF-8 is reported where it stands, but a text that does not
+                // start as an envelope is judged by its first line, as the
+                // parser would have.
+                error: Some(with_shape_hint(
+                    error,
+                    &String::from_utf8_lossy(shape_prefix(patch)),
+                    if patch.starts_with(b"*** Begin Patch") {
+                        line
+                    } else {
+                        1
+                    },
+                )),
             }
         }
     }
@@ -348,17 +390,17 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let patch = match envelope::parse(patch_text) {
         Ok(p) => p,
         Err(e) => {
-            return fail(
-                PatchError::new(ErrorKind::PatchParseError, e.to_string())
-                    .with("line", e.line)
-                    .with("reason", "patch_parse_error"),
-            )
+            let error = PatchError::new(ErrorKind::PatchParseError, e.to_string())
+                .with("line", e.line)
+                .with("reason", "patch_parse_error");
+            return fail(with_shape_hint(error, patch_text, e.line));
         }
     };
     let mut planner = Planner {
         fs,
         expected,
         claimed: HashMap::new(),
+        workspace_root: options.workspace_root.as_deref(),
     };
     if options.atomic {
         let mut changes = Vec::new();
@@ -460,6 +502,8 @@ struct Planner<'f> {
     expected: HashMap<String, (String, String)>,
     /// Resolved path → envelope line of the section that uses it.
     claimed: HashMap<String, usize>,
+    /// [`ApplyOptions::workspace_root`], for the absolute-path hint.
+    workspace_root: Option<&'f Path>,
 }
 
 impl Planner<'_> {
@@ -478,7 +522,8 @@ impl Planner<'_> {
             } => {
                 let p = self.guard(path, line).map_err(here)?;
                 self.stale_check(&p, None, true).map_err(here)?;
-                self.must_be_absent(&p, path).map_err(here)?;
+                self.must_be_absent(&p, path, hints::add_exists_hint(path))
+                    .map_err(here)?;
                 self.parent_must_exist(&p, path).map_err(here)?;
                 let bytes = add_content(lines, *no_newline_at_end);
                 Ok((
@@ -497,7 +542,7 @@ impl Planner<'_> {
             }
             SectionKind::Delete { path } => {
                 let p = self.guard(path, line).map_err(here)?;
-                let before = self.read_checked(&p, path).map_err(here)?;
+                let before = self.read_checked(&p, path, true).map_err(here)?;
                 Ok((
                     vec![Change::Delete {
                         path: p.entry.clone(),
@@ -548,7 +593,8 @@ impl Planner<'_> {
                     planned.map_err(|e| here(hunk_error(path, hunks, e, &before, verified)))?;
                 match (dest, move_to) {
                     (Some(dest), Some(to)) => {
-                        self.must_be_absent(&dest, to).map_err(here)?;
+                        self.must_be_absent(&dest, to, hints::move_destination_exists_hint(to))
+                            .map_err(here)?;
                         self.parent_must_exist(&dest, to).map_err(here)?;
                         Ok((
                             vec![
@@ -590,8 +636,23 @@ impl Planner<'_> {
 
     /// Guard a path and claim it for this section.
     fn guard(&mut self, raw: &str, line: usize) -> Result<GuardedPath, PatchError> {
-        let p =
-            resolve(self.fs, raw, GuardOptions::for_writing()).map_err(|e| path_error(raw, e))?;
+        let p = resolve(self.fs, raw, GuardOptions::for_writing()).map_err(|e| {
+            let relative = match &e {
+                PathError::Absolute(_) => Some(
+                    self.workspace_root
+                        .and_then(|root| hints::relative_to_root(raw, root)),
+                ),
+                _ => None,
+            };
+            let error = path_error(raw, e);
+            match relative {
+                None => error,
+                Some(None) => error.with("hint", hints::absolute_path_hint(raw, None)),
+                Some(Some(rel)) => error
+                    .with("hint", hints::absolute_path_hint(raw, Some(&rel)))
+                    .with("relativePath", rel),
+            }
+        })?;
         for key in [&p.target, &p.entry] {
             if let Some(&first) = self.claimed.get(key.as_str()) {
                 if first != line {
@@ -677,7 +738,9 @@ impl Planner<'_> {
             return e;
         };
         match diagnose::stale_file(&current, hunks) {
-            Some(d) => e.with("diagnosis", diagnosis_json(&d)),
+            Some(d) => e
+                .with("hint", d.hint.clone())
+                .with("diagnosis", diagnosis_json(&d)),
             None => e,
         }
     }
@@ -686,13 +749,15 @@ impl Planner<'_> {
         self.fs.kind(path).map_err(|e| io_error(raw, &e))
     }
 
-    fn must_be_absent(&self, p: &GuardedPath, raw: &str) -> Result<(), PatchError> {
+    /// `already_exists` (with `hint`) when something is at `p`.
+    fn must_be_absent(&self, p: &GuardedPath, raw: &str, hint: String) -> Result<(), PatchError> {
         if self.kind(&p.entry, raw)?.is_some() || self.kind(&p.target, raw)?.is_some() {
             return Err(PatchError::new(
                 ErrorKind::AlreadyExists,
                 format!("{raw}: the file already exists"),
             )
-            .with("path", raw));
+            .with("path", raw)
+            .with("hint", hint));
         }
         Ok(())
     }
@@ -700,14 +765,27 @@ impl Planner<'_> {
     fn parent_must_exist(&self, p: &GuardedPath, raw: &str) -> Result<(), PatchError> {
         let parent = parent_of(&p.target);
         if self.kind(parent, raw)? != Some(EntryKind::Dir) {
-            return Err(PatchError::new(
+            let wanted = parent_of(&p.normalized);
+            let similar = hints::similar_paths(self.fs, wanted, Looking::Dir);
+            let error = PatchError::new(
                 ErrorKind::NotFound,
                 format!("{raw}: the parent directory does not exist (apply_patch never creates directories)"),
             )
             .with("path", raw)
-            .with("reason", "missing_parent"));
+            .with("reason", "missing_parent")
+            .with("hint", hints::missing_parent_hint(wanted, &similar));
+            return Err(with_similar_paths(error, &similar));
         }
         Ok(())
+    }
+
+    /// `not_found` of a file to update, move or delete (`deleting`), with
+    /// the closest existing paths.
+    fn missing_file(&self, p: &GuardedPath, raw: &str, deleting: bool) -> PatchError {
+        let similar = hints::similar_paths(self.fs, &p.normalized, Looking::File);
+        let error =
+            missing_file(raw).with("hint", hints::missing_file_hint(raw, &similar, deleting));
+        with_similar_paths(error, &similar)
     }
 
     /// The file's bytes, `None` when nothing is there; a directory or other
@@ -730,10 +808,15 @@ impl Planner<'_> {
     }
 
     /// The file's bytes, after the stale check; `not_found` when absent.
-    fn read_checked(&self, p: &GuardedPath, raw: &str) -> Result<Vec<u8>, PatchError> {
+    fn read_checked(
+        &self,
+        p: &GuardedPath,
+        raw: &str,
+        deleting: bool,
+    ) -> Result<Vec<u8>, PatchError> {
         let current = self.current(p, raw)?;
         self.stale_check(p, current.as_deref(), false)?;
-        current.ok_or_else(|| missing_file(raw))
+        current.ok_or_else(|| self.missing_file(p, raw, deleting))
     }
 
     /// [`Self::read_checked`] for an Update, and its hunks applied in
@@ -771,7 +854,7 @@ impl Planner<'_> {
         }
         match (current, planned) {
             (Some(bytes), Some(planned)) => Ok((bytes, planned)),
-            _ => Err(missing_file(raw)),
+            _ => Err(self.missing_file(p, raw, false)),
         }
     }
 }
@@ -788,6 +871,37 @@ pub fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
 
 /// An Update's hunks applied in memory: the new bytes, or the hunk that failed.
 type Planned = Result<Vec<u8>, HunkError>;
+
+/// `similarPaths` in the details, when there are any.
+fn with_similar_paths(error: PatchError, similar: &hints::Similar) -> PatchError {
+    if similar.paths.is_empty() {
+        return error;
+    }
+    let paths: Vec<Value> = similar
+        .paths
+        .iter()
+        .map(|s| json!({"path": s.path, "relation": s.relation.as_str()}))
+        .collect();
+    error.with("similarPaths", paths)
+}
+
+/// The first [`hints::MAX_SHAPE_LINES`] lines of an envelope.
+fn shape_prefix(patch: &[u8]) -> &[u8] {
+    let end = memchr::memchr_iter(b'\n', patch)
+        .nth(hints::MAX_SHAPE_LINES)
+        .unwrap_or(patch.len());
+    &patch[..end]
+}
+
+/// A parse error of a text that is really a unified diff, a fenced block
+/// or a heredoc says so (`looksLike` and a hint).
+fn with_shape_hint(error: PatchError, text: &str, line: usize) -> PatchError {
+    match hints::envelope_shape(text, line) {
+        Some((Some(shape), hint)) => error.with("looksLike", shape.as_str()).with("hint", hint),
+        Some((None, hint)) => error.with("hint", hint),
+        None => error,
+    }
+}
 
 fn missing_file(raw: &str) -> PatchError {
     PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
@@ -883,6 +997,12 @@ pub(crate) fn diagnosis_json(d: &Diagnosis) -> Value {
     }
     if let Some(n) = d.match_count {
         m.insert("matchCount".into(), n.into());
+    }
+    if let Some(h) = &d.header_found {
+        m.insert(
+            "headerFound".into(),
+            json!({"line": h.line, "text": h.text, "match": h.match_line}),
+        );
     }
     if let Some(v) = d.hash_verified {
         m.insert("hashVerified".into(), v.into());
@@ -1020,6 +1140,14 @@ pub fn human_diagnosis(d: &Value) -> Option<String> {
             out.push_str(&format!("  … and {} more\n", count - list.len() as u64));
         }
     }
+    if let Some(h) = d.get("headerFound") {
+        out.push_str(&format!(
+            "  the @@ header names line {} | {} (above the match at line {})\n",
+            num_of(h, "line"),
+            h.get("text").and_then(Value::as_str).unwrap_or(""),
+            num_of(h, "match")
+        ));
+    }
     if let Some(h) = d.get("hint").and_then(Value::as_str) {
         out.push_str(&format!("  hint: {h}\n"));
     }
@@ -1096,9 +1224,12 @@ fn hunk_error(
             }
             what.push(')');
             base(ErrorKind::PatchApplyError, what, "context_not_found")
+                .with("hint", d.hint.clone())
                 .with("diagnosis", diagnosis_json(&d))
         }
-        HunkFailure::MultipleMatches { lines, count: total } => base(
+        HunkFailure::MultipleMatches { lines, count: total } => {
+            let d = diagnose::multiple_matches(original, hunks, i, total);
+            base(
             ErrorKind::MultipleMatches,
             format!(
                 "its context and removed lines occur more than once (at lines {}{}); add context to make it unique",
@@ -1111,10 +1242,9 @@ fn hunk_error(
             "multiple_matches",
         )
         .with("matchLines", lines)
-        .with(
-            "diagnosis",
-            diagnosis_json(&diagnose::multiple_matches(original, hunks, i, total)),
-        ),
+        .with("hint", d.hint.clone())
+        .with("diagnosis", diagnosis_json(&d))
+        }
         HunkFailure::Overlapping { other_hunk, line } => base(
             ErrorKind::OverlappingEdits,
             format!("overlaps hunk {other_hunk} (which applied at line {line}); merge the two hunks"),

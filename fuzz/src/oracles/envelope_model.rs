@@ -66,10 +66,11 @@ pub enum MKind {
 /// One `@@` hunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MHunk {
-    /// Line of its `@@`.
+    /// Line of its (first) `@@`.
     pub line: usize,
-    /// Text after `@@`, one space stripped.
-    pub header: String,
+    /// Text after each `@@` line of its header, one space stripped:
+    /// consecutive `@@` lines are one header (C-env-stacked-headers).
+    pub headers: Vec<String>,
     /// Body lines.
     pub lines: Vec<MLine>,
     /// Closed by `*** End of File`.
@@ -118,7 +119,7 @@ impl MPatch {
                             .iter()
                             .map(|h| MHunk {
                                 line: h.span.line,
-                                header: h.header.to_string(),
+                                headers: h.headers.iter().map(|h| h.to_string()).collect(),
                                 lines: h
                                     .lines
                                     .iter()
@@ -378,6 +379,7 @@ impl<'a> P<'a> {
     }
 
     fn hunk(&mut self, at: usize, header: &str) -> R<MHunk> {
+        let mut headers = vec![header.to_string()];
         let mut lines: Vec<MLine> = Vec::new();
         let mut eof = false;
         let mut after_marker = false;
@@ -396,6 +398,12 @@ impl<'a> P<'a> {
                         self.i += 1;
                     }
                     _ if t.starts_with("@@") && !lines.is_empty() => break,
+                    _ if t.starts_with("@@") => {
+                        // Before any body line: one more header line.
+                        let h = &t[2..];
+                        headers.push(h.strip_prefix(' ').unwrap_or(h).to_string());
+                        self.i += 1;
+                    }
                     _ => return Err(here),
                 },
                 L::Marker => {
@@ -435,7 +443,7 @@ impl<'a> P<'a> {
         }
         Ok(MHunk {
             line: at,
-            header: header.to_string(),
+            headers,
             lines,
             eof,
         })

@@ -252,6 +252,7 @@ pub fn check_apply(s: &Scenario) {
         atomic: s.atomic,
         dry_run: false,
         expected_sha256: s.expected.clone(),
+        workspace_root: None,
     };
     let (applied, fired) = match s.fault {
         Some(n) => {

@@ -93,6 +93,8 @@ const ENVELOPES: &[&str] = &[
     "*** Begin Patch\n*** Move File: a.txt -> d/new.txt\n*** Add File: b.txt\n*** End Patch\n",
     "*** Begin Patch\n*** Update File: b.txt\n@@\n+tail\n*** End of File\n*** End Patch\n",
     "*** Begin Patch\n*** Update File: a.txt\n@@\n a\n\n*** End Patch\n",
+    "*** Begin Patch\n*** Update File: a.txt\n@@ class A\n@@     def b\n@@\n a\n-b\n+B\n*** End Patch\n",
+    "*** Begin Patch\n*** Update File: a.txt\n@@ a\n a\n@@ x\n@@ y\n*** End of File\n*** End Patch\n",
     "*** Begin Patch \n*** End Patch\n",
     "*** Begin Patch\n*** Frobnicate\n*** End Patch\n\n",
 ];
