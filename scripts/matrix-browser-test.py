@@ -9,7 +9,7 @@ target/release/patchspec (build it with `cargo build --release -p
 patchspec-conformance`): the reference engine and six columns of the
 purpose-built patchspec-test-executor (`engine-like`, which behaves as the
 engine; `refuser`, which declares only apply_patch and refuses everything;
-`wrong-tree`, `crasher`, `apply-patch-only` and `no-hello`), full judge,
+`wrong-tree`, `tmp-leftover`, `apply-patch-only` and `no-hello`), full judge,
 over a few corpus topics — so that the page has rows that pass, rows where
 the implementations agree but fail, rows where they disagree, and as many
 columns as the compliance matrix (reference + 5 or more).
@@ -93,7 +93,7 @@ def generate(patchspec, out):
         # More columns, so that the page is checked at the width of the
         # compliance matrix (reference + 5 or more).
         "--executor", "wrong-tree='%s' --hello --tool apply_patch --always wrong-tree" % executor,
-        "--executor", "crasher='%s' --hello --tool apply_patch --always crash" % executor,
+        "--executor", "tmp-leftover='%s' --hello --tool apply_patch --always tmp-leftover" % executor,
         "--executor", "apply-patch-only='%s' --hello --tool apply_patch" % executor,
         "--executor", "no-hello='%s'" % executor,
     ]
