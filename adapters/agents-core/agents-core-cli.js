@@ -35,12 +35,29 @@ function sdkDir() {
 }
 
 // A module-private function of an SDK file: the file compiled again with one
-// export appended (the same source, the same requires).
+// export appended (the same source). Its requires are lazy: a module is loaded
+// when the code first touches it, so that the splitter does not load the
+// whole SDK it never uses (the file's requires cost 0.35 s of CPU per case;
+// lazily, only ./base.js is loaded).
 function privateFunction(file, name) {
   const source = fs.readFileSync(file, 'utf8');
   const m = new Module(file, module);
   m.filename = file;
   m.paths = Module._nodeModulePaths(path.dirname(file));
+  const load = m.require.bind(m);
+  m.require = (id) => {
+    let real;
+    const get = () => (real === undefined ? (real = load(id)) : real);
+    return new Proxy({}, {
+      get: (_, key) => get()[key],
+      has: (_, key) => key in get(),
+      ownKeys: () => Reflect.ownKeys(get()),
+      getOwnPropertyDescriptor: (_, key) => {
+        const d = Object.getOwnPropertyDescriptor(get(), key);
+        return d && { ...d, configurable: true };
+      },
+    });
+  };
   m._compile(`${source}\nmodule.exports.__patchspec_${name} = ${name};\n`, file);
   const fn = m.exports[`__patchspec_${name}`];
   if (typeof fn !== 'function') throw new Error(`${file} has no function ${name}`);
