@@ -9,7 +9,7 @@
 #
 #   adapters/compliance.sh      # docs/compliance.md, target/compliance/{outcome,full}/ (matrix.html, .json, .md)
 #
-# Environment: JOBS (workers per matrix run, default: the number of cores),
+# Environment: JOBS (workers per matrix run, default: twice the number of cores),
 # TIMEOUT (per case, default 60s), PATCHSPEC (a runner binary: skips the build).
 # A column whose install fails is not run; the page names it with the reason.
 # Needs: cargo, node + npm, python3 (venv); the CLIs run sandboxed (as root
@@ -19,9 +19,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=target/compliance
-jobs=${JOBS:-$(nproc)}
+# Twice the cores: a oneshot column waits on process starts and mounts more than it computes.
+jobs=${JOBS:-$(( $(nproc) * 2 ))}
 timeout=${TIMEOUT:-60s}
 started=$(date +%s)
+# The machine's load when the run starts and ends, written beside the times:
+# a run beside other work is slower, and the page says so.
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 now() { date +%s; }
 say() { printf 'compliance [%4ds] %s\n' "$(($(now) - started))" "$*"; }
 
@@ -106,7 +110,7 @@ for judge in outcome full; do
 done
 matrix_done=$(now)
 cat >"$out/timing.json" <<JSON
-{"install": $((installed_at - started)), "build": $((built_at - installed_at)), "matrix": $((matrix_done - built_at)), "total": $((matrix_done - started)), "cores": $(nproc)}
+{"install": $((installed_at - started)), "build": $((built_at - installed_at)), "matrix": $((matrix_done - built_at)), "total": $((matrix_done - started)), "cores": $(nproc), "jobs": $jobs, "loadStart": "$load_start", "loadEnd": "$(cut -d' ' -f1-3 /proc/loadavg)"}
 JSON
 
 # 4. The document.

@@ -4,9 +4,10 @@
 the host that reads the workspace and writes the answer back.
 
 `apply_patch_in_memory(patch, files)` takes the patch and a dict
-{path: text} and returns {added, modified, deleted, files}, where `files` is
-the whole state after the patch (a deleted file is absent, an added or moved
-one present). Per TOOL_CALL the adapter (README.md says it exactly):
+{path: text} and returns {added, modified, deleted, files}, where `files`
+holds the new text of the files the patch added or changed (a move's
+destination among them) and `deleted` the paths it deleted. A move's source
+is in neither: 0.4.0 does not tell its host to remove it. Per TOOL_CALL the adapter (README.md says it exactly):
 
   1. reads every regular file under workspaceRoot that is UTF-8 text into
      `files`, keyed by its workspace-relative path with `/` (other files are
@@ -16,10 +17,10 @@ one present). Per TOOL_CALL the adapter (README.md says it exactly):
   3. refuses, writing nothing, when the result names a path outside the
      workspace (absolute, or `..`): in-memory mode hands path safety to its
      host, and this host checks;
-  4. writes back what changed: every key of the result whose text differs
-     from the input (creating parent directories), then removes every input
-     key the result no longer has. Nothing is written before the library has
-     answered, so a refusal changes nothing.
+  4. carries the answer out: writes every file of `files` whose text
+     differs from the input (creating parent directories), then removes every
+     path of `deleted`. Nothing is written before the library has answered,
+     so a refusal changes nothing.
 
 The protocol is adapters/lib/protocol.py. No error `kind`: use --judge outcome.
 """
@@ -76,16 +77,18 @@ def inside(root, path):
     return os.path.join(root, norm)
 
 
-def write_back(root, before, after):
-    """Apply the difference between two {path: text} states to the workspace;
-    returns the operations done. Refuses before writing if a path of `after`
-    is not inside the workspace."""
-    for path in after:
+def write_back(root, before, written, deleted):
+    """Carry the library's answer out in the workspace: write every file of
+    `written` ({path: text}, the files the patch added or changed) whose text
+    differs from `before`, then remove every path of `deleted`. Refuses before
+    writing anything if one of those paths is not inside the workspace.
+    Returns the operations done."""
+    for path in list(written) + list(deleted):
         if inside(root, path) is None:
             raise Refusal("the library returned a path outside the workspace: %r (nothing written)" % path, "adapter",
                           path=path)
     done = []
-    for path, text in after.items():
+    for path, text in written.items():
         if before.get(path) == text:
             continue
         full = inside(root, path)
@@ -95,9 +98,10 @@ def write_back(root, before, after):
         with open(full, "wb") as f:
             f.write(text.encode("utf-8", "surrogatepass"))
         done.append({"operation": "write", "path": path})
-    for path in before:
-        if path not in after:
-            os.remove(inside(root, path))
+    for path in deleted:
+        full = inside(root, path)
+        if os.path.lexists(full):
+            os.remove(full)
             done.append({"operation": "remove", "path": path})
     return done
 
@@ -112,9 +116,8 @@ def apply(apply_patch_in_memory, root, patch):
         if type(e).__name__ == "PanicException":
             raise protocol.Crash("panic: %s" % e)
         raise
-    after = dict(result.files)
     try:
-        done = write_back(root, before, after)
+        done = write_back(root, before, dict(result.files), list(result.deleted))
     except OSError as e:
         raise Refusal("writing the result back: %s" % e, "filesystem")
     return {"success": True, "added": list(result.added), "modified": list(result.modified),

@@ -48,18 +48,21 @@ class InMemoryHost(unittest.TestCase):
     def test_the_library_sees_the_utf8_regular_files_by_relative_path(self):
         self.assertEqual(memory.read_workspace(self.root), {"a.txt": "a\n", "src/b.txt": "b\n"})
 
-    def test_the_difference_is_written_back_after_the_library_answered(self):
+    def test_the_answer_is_carried_out_after_the_library_answered(self):
         seen = []
 
         def lib(patch, files):
             seen.append((patch, dict(files)))
+            # As 0.4.0 answers: only the files the patch wrote, plus the deletions.
             return result({"a.txt": "A\n", "new/c.txt": "c\n"}, added=["new/c.txt"], modified=["a.txt"],
                           deleted=["src/b.txt"])
+        self.put("keep.txt", b"untouched\n")
         doc = memory.apply(lib, self.root, "PATCH")
-        self.assertEqual(seen, [("PATCH", {"a.txt": "a\n", "src/b.txt": "b\n"})])
+        self.assertEqual(seen, [("PATCH", {"a.txt": "a\n", "keep.txt": "untouched\n", "src/b.txt": "b\n"})])
         self.assertEqual(self.get("a.txt"), b"A\n")
         self.assertEqual(self.get("new/c.txt"), b"c\n")
         self.assertFalse(os.path.exists(os.path.join(self.root, "src", "b.txt")))
+        self.assertEqual(self.get("keep.txt"), b"untouched\n", "a file the result does not name stays")
         self.assertEqual(self.get("latin1.txt"), b"caf\xe9\n", "files the library never saw stay")
         self.assertEqual(doc["written"], [{"operation": "write", "path": "a.txt"},
                                           {"operation": "write", "path": "new/c.txt"},
@@ -83,9 +86,10 @@ class InMemoryHost(unittest.TestCase):
             memory.apply(lib, self.root, "P")
 
     def test_a_result_path_outside_the_workspace_is_refused_before_anything_is_written(self):
-        for bad in ("/etc/hosts", "../evil.txt", "a/../../x", "C:x.txt"):
-            def lib(patch, files, bad=bad):
-                return result({"a.txt": "changed\n", bad: "x\n", "src/b.txt": "b\n"})
+        for bad, deleted in (("/etc/hosts", []), ("../evil.txt", []), ("a/../../x", []), ("C:x.txt", []),
+                             ("ok.txt", ["../sentinel"])):
+            def lib(patch, files, bad=bad, deleted=deleted):
+                return result({"a.txt": "changed\n", bad: "x\n"}, deleted=deleted)
             with self.assertRaises(protocol.Refusal, msg=bad) as r:
                 memory.apply(lib, self.root, "P")
             self.assertEqual(r.exception.source, "adapter")
