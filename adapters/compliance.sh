@@ -1,90 +1,128 @@
 #!/usr/bin/env bash
-# Regenerate docs/compliance.md from a real run: install the pinned
-# third-party implementations (locally, through their adapters' scripts),
-# build the runner, run `patchspec matrix` over the apply_patch corpus in
-# both judge modes, and replace the generated blocks of docs/compliance.md
-# (between its BEGIN/END GENERATED markers). The hand-written findings
-# around them are kept: re-read them against the new tables.
+# Regenerate docs/compliance.md from a real run, in one command: install the
+# pinned third-party implementations (locally, each through its adapter's own
+# script, all at once), build the runner, run `patchspec matrix` over the
+# apply_patch corpus in both judge modes (the two runs at once), and replace
+# the generated blocks of docs/compliance.md (adapters/compliance_report.py;
+# the hand-written findings around them are kept: re-read them against the
+# new tables).
 #
-#   adapters/compliance.sh            # writes docs/compliance.md, target/compliance/{outcome,full}/
+#   adapters/compliance.sh      # docs/compliance.md, target/compliance/{outcome,full}/ (matrix.html, .json, .md)
 #
-# Needs: cargo, node + npm, python3 (venv). The codex CLI runs sandboxed: as
-# root in an overlay of / (unshare + overlayfs), else under bubblewrap
-# (installed with apt-get when absent and running as root).
+# Environment: JOBS (workers per matrix run, default: twice the number of cores),
+# TIMEOUT (per case, default 60s), PATCHSPEC (a runner binary: skips the build).
+# A column whose install fails is not run; the page names it with the reason.
+# Needs: cargo, node + npm, python3 (venv); the CLIs run sandboxed (as root
+# in an overlay of /, else under bubblewrap, installed with apt-get when absent
+# and running as root). Figures: docs/compliance.md, first paragraph.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-
-adapters/envelope-cli/install-codex.sh
-adapters/openai-agents/install.sh
-if ! command -v bwrap >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get install -y bubblewrap || { apt-get update && apt-get install -y bubblewrap; }
-  else
-    echo "compliance.sh: bwrap (Debian: bubblewrap) is needed to confine the CLI under test" >&2
-    exit 1
-  fi
-fi
-cargo build --release -p patchspec-conformance
-
 out=target/compliance
+# Twice the cores: a oneshot column waits on process starts and mounts more than it computes.
+jobs=${JOBS:-$(( $(nproc) * 2 ))}
+timeout=${TIMEOUT:-60s}
+started=$(date +%s)
+# The machine's load when the run starts and ends, written beside the times:
+# a run beside other work is slower, and the page says so.
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+now() { date +%s; }
+say() { printf 'compliance [%4ds] %s\n' "$(($(now) - started))" "$*"; }
+
+# name | install command | executor command (both relative to the repository root)
+COLUMNS=(
+  "codex-0.169.0|adapters/envelope-cli/install-codex.sh 0.169.0|adapters/envelope-cli/codex-apply-patch 0.169.0"
+  "codex-0.25.0|adapters/envelope-cli/install-codex.sh 0.25.0|adapters/envelope-cli/codex-apply-patch 0.25.0"
+  "openai-agents|adapters/openai-agents/install.sh|adapters/openai-agents/openai-agents-apply-diff"
+  "agents-core|adapters/agents-core/install.sh|adapters/agents-core/agents-core-apply-patch"
+  "cap-disk|adapters/codex-apply-patch-pypi/install.sh|adapters/codex-apply-patch-pypi/codex-apply-patch-disk"
+  "cap-memory|adapters/codex-apply-patch-pypi/install.sh|adapters/codex-apply-patch-pypi/codex-apply-patch-memory"
+  "apply-patch-py|adapters/apply-patch-py/install.sh|adapters/apply-patch-py/apply-patch-py"
+)
+
 rm -rf "$out"
-for judge in outcome full; do
-  start=$(date +%s)
-  target/release/patchspec matrix --judge "$judge" --tool apply_patch --timeout 30s \
-    --out "$out/$judge" --markdown "$out/$judge/matrix.md" \
-    --executor codex=adapters/envelope-cli/codex-apply-patch \
-    --executor openai-agents=adapters/openai-agents/openai-agents-apply-diff
-  echo $(( $(date +%s) - start )) > "$out/$judge/seconds"
+mkdir -p "$out/install"
+
+# 1. Installs, all at once (network-bound); one log per install command.
+say "installing ${#COLUMNS[@]} columns' implementations (logs: $out/install/)"
+declare -A pid_of log_of
+for col in "${COLUMNS[@]}"; do
+  IFS='|' read -r name install _ <<<"$col"
+  [ -n "${pid_of[$install]:-}" ] && continue
+  log="$out/install/$(echo "$install" | tr -c 'A-Za-z0-9.\n' '_').log"
+  log_of[$install]=$log
+  ( s=$(now); set +e; $install >"$log" 2>&1; rc=$?; echo "$rc $(($(now) - s))" >"$log.status" ) &
+  pid_of[$install]=$!
 done
+if ! command -v bwrap >/dev/null && [ "$(id -u)" = 0 ]; then
+  # The fallback sandbox (the overlay needs root; bwrap does not).
+  DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap >"$out/install/bubblewrap.log" 2>&1 \
+    || { apt-get update >>"$out/install/bubblewrap.log" 2>&1 && apt-get install -y bubblewrap >>"$out/install/bubblewrap.log" 2>&1; } \
+    || say "bubblewrap not installed (see $out/install/bubblewrap.log); the overlay sandbox is used as root"
+fi
+ready=()
+columns_json="["
+n=0
+for col in "${COLUMNS[@]}"; do
+  IFS='|' read -r name install executor <<<"$col"
+  n=$((n + 1))
+  wait "${pid_of[$install]}" 2>/dev/null || true
+  read -r rc secs <"${log_of[$install]}.status"
+  reason=
+  if [ "$rc" != 0 ]; then
+    dir=$(dirname "${install%% *}")
+    if [ -f "$dir/.venv-unavailable" ]; then
+      reason=$(cat "$dir/.venv-unavailable")
+    else
+      reason="its install script failed (exit $rc): $(grep -v '^\s*$' "${log_of[$install]}" | tail -n 1)"
+    fi
+    say "[$n/${#COLUMNS[@]}] $name: NOT RUN: $reason"
+  else
+    say "[$n/${#COLUMNS[@]}] $name: installed (${secs} s)"
+    ready+=(--executor "$name=$executor")
+  fi
+  columns_json+=$(python3 -c 'import json,sys; print(json.dumps({"name": sys.argv[1], "installSeconds": int(sys.argv[2]), "reason": sys.argv[3] or None}))' "$name" "$secs" "$reason")
+  [ "$n" -lt "${#COLUMNS[@]}" ] && columns_json+=","
+done
+echo "$columns_json]" >"$out/columns.json"
+installed_at=$(now)
 
-python3 - "$root" <<'PY'
-import json, os, re, sys
-root = sys.argv[1]
-out = os.path.join(root, "target", "compliance")
-doc_path = os.path.join(root, "docs", "compliance.md")
+# 2. The runner.
+if [ -z "${PATCHSPEC:-}" ]; then
+  say "building the runner (cargo build --release -p patchspec-conformance)"
+  cargo build --release -q -p patchspec-conformance
+  PATCHSPEC=target/release/patchspec
+fi
+built_at=$(now)
 
-def load(judge):
-    with open(os.path.join(out, judge, "matrix.json"), encoding="utf-8") as f:
-        m = json.load(f)
-    with open(os.path.join(out, judge, "matrix.md"), encoding="utf-8") as f:
-        md = f.read()
-    with open(os.path.join(out, judge, "seconds")) as f:
-        seconds = int(f.read())
-    return m, md, seconds
+# 3. Both judge modes at once: the third-party columns are one process per
+# case, mostly waiting on process start and the sandbox's mounts.
+say "running $(( ${#ready[@]} / 2 )) third-party column(s) + the reference, judges outcome and full, $jobs worker(s) each, timeout $timeout"
+for judge in outcome full; do
+  mkdir -p "$out/$judge"
+  ( "$PATCHSPEC" matrix --judge "$judge" --tool apply_patch --timeout "$timeout" -j "$jobs" \
+      --out "$out/$judge" --markdown "$out/$judge/matrix.md" "${ready[@]}" 2>&1 \
+      | sed -u "s/^/[$judge] /" ) &
+done
+wait
+for judge in outcome full; do
+  [ -f "$out/$judge/matrix.json" ] || { say "the $judge run wrote no matrix.json"; exit 1; }
+done
+matrix_done=$(now)
+cat >"$out/timing.json" <<JSON
+{"install": $((installed_at - started)), "build": $((built_at - installed_at)), "matrix": $((matrix_done - built_at)), "total": $((matrix_done - started)), "cores": $(nproc), "jobs": $jobs, "loadStart": "$load_start", "loadEnd": "$(cut -d' ' -f1-3 /proc/loadavg)"}
+JSON
 
-outcome, outcome_md, outcome_s = load("outcome")
-full, _, full_s = load("full")
-impls = [i for i in full["implementations"]]
-
-def rate(i):
-    t = i["totals"]
-    judged = t["pass"] + t["fail"] + t["error"]
-    return "%d%% (%d/%d)" % (t["pass"] * 100 // judged, t["pass"], judged) if judged else "—"
-
-full_table = ["| judge | " + " | ".join(i["name"] for i in impls) + " |",
-              "|---|" + "---|" * len(impls)]
-for judge, m in (("outcome", outcome), ("full", full)):
-    full_table.append("| `%s` | %s |" % (judge, " | ".join(rate(i) for i in m["implementations"])))
-timing = ("The `outcome` run took %d s and the `full` run %d s (wall time, %d cores, one "
-          "worker per core): nearly all of it is the third-party columns, one process per "
-          "case (the reference engine runs in-process, in a few seconds)."
-          % (outcome_s, full_s, os.cpu_count() or 1))
-versions = ", ".join("%s %s" % (i["implementation"]["name"], i["implementation"]["version"])
-                     for i in outcome["implementations"] if i.get("implementation") and not i["reference"])
-generated = {
-    "summary": "Pinned versions: %s. Both judge modes, pass rates over the cases each implementation ran "
-               "(skipped cases left out):\n\n%s\n\n%s\n" % (versions, "\n".join(full_table), timing),
-    "matrix": outcome_md,
-}
-with open(doc_path, encoding="utf-8") as f:
-    doc = f.read()
-for name, text in generated.items():
-    pattern = re.compile(r"(<!-- BEGIN GENERATED %s\b[^>]*-->\n).*?(<!-- END GENERATED %s -->)" % (name, name), re.S)
-    if not pattern.search(doc):
-        sys.exit("compliance.sh: docs/compliance.md has no GENERATED %s block" % name)
-    doc = pattern.sub(lambda mt: mt.group(1) + text.rstrip("\n") + "\n" + mt.group(2), doc, count=1)
-with open(doc_path, "w", encoding="utf-8") as f:
-    f.write(doc)
-print("compliance.sh: docs/compliance.md regenerated")
+# 4. The document.
+python3 adapters/compliance_report.py "$out" docs/compliance.md
+python3 - "$out" <<'PY'
+import json, sys
+for judge in ("outcome", "full"):
+    m = json.load(open("%s/%s/matrix.json" % (sys.argv[1], judge)))
+    for i in m["implementations"]:
+        t = i["totals"]
+        judged = t["pass"] + t["fail"] + t["error"]
+        print("compliance: %-8s %-15s %4d/%-4d passed, %3d skipped, %6.1f s" % (
+            judge, i["name"], t["pass"], judged, t["skip"], i["durationMs"] / 1000.0))
 PY
+say "docs/compliance.md regenerated on corpus $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["corpus"]["hash"])' "$out/outcome/matrix.json"); the page: $out/outcome/matrix.html"

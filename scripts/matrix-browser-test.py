@@ -6,11 +6,13 @@ chromedriver's W3C WebDriver HTTP API (standard library only: urllib).
 
 Without --matrix it first generates a matrix into target/browser-matrix with
 target/release/patchspec (build it with `cargo build --release -p
-patchspec-conformance --features test-bins`): the reference engine and two purpose-built executors
-(patchspec-test-executor: `engine-like`, which behaves as the engine, and
-`refuser`, which declares only apply_patch and refuses everything), full
-judge, over a few corpus topics — so that the page has rows that pass, rows
-where the implementations agree but fail, and rows where they disagree.
+patchspec-conformance --features test-bins`): the reference engine and six columns of the
+purpose-built patchspec-test-executor (`engine-like`, which behaves as the
+engine; `refuser`, which declares only apply_patch and refuses everything;
+`wrong-tree`, `tmp-leftover`, `apply-patch-only` and `no-hello`), full judge,
+over a few corpus topics — so that the page has rows that pass, rows where
+the implementations agree but fail, rows where they disagree, and as many
+columns as the compliance matrix (reference + 5 or more).
 
 The page is opened from file:// and checked against the matrix.json next to
 it: the table has one row per case and one column per implementation; each
@@ -18,7 +20,9 @@ filter ("only failures", "only where implementations disagree", both, the id
 search) shows exactly the rows matrix.json says it should and updates the
 "showing N of M" count; clicking a failing cell opens the detail dialog with
 the case, the expected and received result, and a coloured file diff; Escape
-closes it. Two screenshots are saved: the page as it opens (--screenshot)
+closes it. At that width the page must still read: no horizontal scroll of
+the page itself (a wide table scrolls in its own box) and every column
+header at least 60 px wide. Two screenshots are saved: the page as it opens (--screenshot)
 and with a failing cell's dialog open (--diff-screenshot).
 
 Chromium and chromedriver (Debian packages chromium, chromium-driver) are
@@ -88,6 +92,12 @@ def generate(patchspec, out):
         # unknown to the real corpus, and the runner refuses unknown tools.
         "--executor", "engine-like='%s' --hello --tool apply_patch --tool workspace.read_file" % executor,
         "--executor", "refuser='%s' --hello --tool apply_patch --always refuse" % executor,
+        # More columns, so that the page is checked at the width of the
+        # compliance matrix (reference + 5 or more).
+        "--executor", "wrong-tree='%s' --hello --tool apply_patch --always wrong-tree" % executor,
+        "--executor", "tmp-leftover='%s' --hello --tool apply_patch --always tmp-leftover" % executor,
+        "--executor", "apply-patch-only='%s' --hello --tool apply_patch" % executor,
+        "--executor", "no-hello='%s'" % executor,
     ]
     log("generating a matrix: " + " ".join(cmd[1:3]) + " …")
     subprocess.check_call(cmd, cwd=ROOT, stdout=subprocess.DEVNULL)
@@ -210,6 +220,15 @@ def main():
         heads = wd.js("return Array.from(document.querySelectorAll('#matrix thead th')).map(t => t.textContent);")
         names = [i["name"] for i in m["implementations"]]
         check("table: one column per implementation", heads == ["case"] + names, repr(heads))
+        layout = wd.js("""
+            const heads = Array.from(document.querySelectorAll('#matrix thead th')).slice(1);
+            return {page: document.documentElement.scrollWidth, window: window.innerWidth,
+                    narrowest: Math.min(...heads.map(h => h.getBoundingClientRect().width))};
+        """)
+        check("%d columns: the page does not scroll sideways" % len(names), layout["page"] <= layout["window"],
+              "page %spx wide in a %spx window" % (layout["page"], layout["window"]))
+        check("%d columns: every column header is at least 60 px wide" % len(names), layout["narrowest"] >= 60,
+              "narrowest %.0fpx" % layout["narrowest"])
         visible = wd.js(VISIBLE_IDS)
         check("table: one row per case, all shown", sorted(visible) == sorted(ids),
               "%d rows shown, %d cases" % (len(visible), len(ids)))

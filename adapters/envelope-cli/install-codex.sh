@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Install the apply_patch program of the npm package @openai/codex, pinned,
-# into adapters/envelope-cli/codex/ (a local node_modules; never global), and
-# link it as codex/bin/apply_patch: the codex binary acts as apply_patch when
-# invoked under that name (argv[0]). Idempotent; needs node + npm.
+# into adapters/envelope-cli/codex/VERSION/ (a local node_modules; never
+# global), and link it as codex/VERSION/bin/apply_patch: the codex binary
+# acts as apply_patch when invoked under that name (argv[0]). Idempotent;
+# needs node + npm.
+#
+#   install-codex.sh            # 0.169.0, the current release checked
+#   install-codex.sh 0.25.0     # the oldest Rust release whose apply_patch works this way
+#
+# 0.25.0 is the oldest: releases 0.8.0 to 0.23.0 (the earlier Rust ones)
+# start the TUI when invoked as apply_patch; 0.1.x were TypeScript.
 set -euo pipefail
-CODEX_VERSION=0.169.0
+CODEX_VERSION=${1:-0.169.0}
 here=$(cd "$(dirname "$0")" && pwd)
-dest="$here/codex"
+dest="$here/codex/$CODEX_VERSION"
 
 if [ -x "$dest/bin/apply_patch" ] && [ -f "$dest/PYTHON" ] && [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$CODEX_VERSION" ]; then
   echo "@openai/codex $CODEX_VERSION already installed in $dest"
@@ -16,10 +23,12 @@ command -v npm >/dev/null || { echo "install-codex.sh: npm is needed (Debian: ap
 mkdir -p "$dest"
 [ -f "$dest/package.json" ] || echo '{"private": true}' > "$dest/package.json"
 npm install --prefix "$dest" --no-audit --no-fund --save-exact --loglevel=error "@openai/codex@$CODEX_VERSION"
-# The binary ships in the platform package (an optional dependency), under
-# vendor/<target triple>/bin/codex.
-bin=$(find "$dest/node_modules/@openai" -path '*/vendor/*/bin/codex' -type f | head -n 1)
+# Recent releases ship the binary in a platform package (an optional
+# dependency), under vendor/<target triple>/bin/codex; older ones in the
+# main package, as bin/codex-<target triple>.
+bin=$(find "$dest/node_modules/@openai" \( -path '*/vendor/*/bin/codex' -o -name "codex-$(uname -m)-unknown-linux-musl" \) -type f | head -n 1)
 [ -n "$bin" ] || { echo "install-codex.sh: no codex binary for this platform in $dest/node_modules/@openai" >&2; exit 1; }
+chmod +x "$bin"
 got=$("$bin" --version)
 [ "$got" = "codex-cli $CODEX_VERSION" ] || { echo "install-codex.sh: expected codex-cli $CODEX_VERSION, got '$got'" >&2; exit 1; }
 mkdir -p "$dest/bin"

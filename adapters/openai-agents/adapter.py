@@ -37,12 +37,13 @@ apply_diff` instead.
 
 import argparse
 import importlib.util
-import json
 import os
 import sys
-import time
 
-PROTOCOL_VERSION = 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from protocol import Refusal  # noqa: E402
+import protocol  # noqa: E402
+
 DISTRIBUTION = "openai-agents"
 # Cases the adapter declares unsupported (README.md says why).
 UNSUPPORTED_TAGS = ["stale", "partial", "params", "paths", "symlink"]
@@ -53,17 +54,6 @@ ADD = "*** Add File: "
 DELETE = "*** Delete File: "
 UPDATE = "*** Update File: "
 MOVE = "*** Move to: "
-
-
-class Refusal(Exception):
-    """A refusal with the party that refused."""
-
-    def __init__(self, message, source, operation=None, path=None):
-        super().__init__(message)
-        self.message = message
-        self.source = source
-        self.operation = operation
-        self.path = path
 
 
 def distribution_version():
@@ -143,10 +133,10 @@ def split(patch):
 def resolve(root, path, index):
     """A workspace path for `path`, or a refusal (absolute, or `..` escaping)."""
     if os.path.isabs(path) or path.startswith("\\") or (len(path) > 1 and path[1] == ":"):
-        raise Refusal("absolute path refused: %r" % path, "adapter", index, path)
+        raise Refusal("absolute path refused: %r" % path, "adapter", operation=index, path=path)
     norm = os.path.normpath(path)
     if norm == ".." or norm.startswith(".." + os.sep) or norm == ".":
-        raise Refusal("path escapes the workspace: %r" % path, "adapter", index, path)
+        raise Refusal("path escapes the workspace: %r" % path, "adapter", operation=index, path=path)
     return os.path.join(root, norm)
 
 
@@ -170,39 +160,39 @@ def apply(apply_diff, root, patch):
         try:
             if kind == "delete":
                 if not os.path.isfile(src):
-                    raise Refusal("Delete File: %s does not exist" % path, "adapter", index, path)
+                    raise Refusal("Delete File: %s does not exist" % path, "adapter", operation=index, path=path)
                 os.remove(src)
             elif kind == "add":
                 if os.path.lexists(src):
-                    raise Refusal("Add File: %s already exists" % path, "adapter", index, path)
+                    raise Refusal("Add File: %s already exists" % path, "adapter", operation=index, path=path)
                 try:
                     text = apply_diff("", body, mode="create")
                 except ValueError as e:
-                    raise Refusal("%s: %s" % (type(e).__name__, e), "apply_diff", index, path)
+                    raise Refusal("%s: %s" % (type(e).__name__, e), "apply_diff", operation=index, path=path)
                 write(src, text)
             else:
                 try:
                     with open(src, "rb") as f:
                         raw = f.read()
                 except OSError as e:
-                    raise Refusal("Update File: cannot read %s: %s" % (path, e.strerror or e), "filesystem", index, path)
+                    raise Refusal("Update File: cannot read %s: %s" % (path, e.strerror or e), "filesystem", operation=index, path=path)
                 try:
                     old = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise Refusal("Update File: %s is not UTF-8 (%s)" % (path, e.reason), "adapter", index, path)
+                    raise Refusal("Update File: %s is not UTF-8 (%s)" % (path, e.reason), "adapter", operation=index, path=path)
                 try:
                     new = apply_diff(old, body)
                 except ValueError as e:
-                    raise Refusal("%s: %s" % (type(e).__name__, e), "apply_diff", index, path)
+                    raise Refusal("%s: %s" % (type(e).__name__, e), "apply_diff", operation=index, path=path)
                 if dst is None or os.path.normpath(dst) == os.path.normpath(src):
                     write(src, new)
                 else:
                     write(dst, new)
                     os.remove(src)
         except OSError as e:
-            raise Refusal("%s %s: %s" % (kind, path, e.strerror or e), "filesystem", index, path)
+            raise Refusal("%s %s: %s" % (kind, path, e.strerror or e), "filesystem", operation=index, path=path)
         except Refusal as r:
-            r.applied = list(applied)
+            r.fields["applied"] = list(applied)
             raise
         entry = {"operation": kind, "path": path}
         if move_to is not None:
@@ -211,57 +201,13 @@ def apply(apply_diff, root, patch):
     return applied
 
 
-def tool_result(call_id, success, doc, started):
-    data = {
-        "toolCallId": call_id,
-        "success": success,
-        "result": json.dumps(doc, ensure_ascii=False),
-        "executionTime": round((time.monotonic() - started) * 1000),
-    }
-    if not success:
-        data["error"] = doc["error"]["message"]
-    return {"type": "TOOL_RESULT", "data": data}
-
-
-def call(args, msg):
-    started = time.monotonic()
-    call_id = msg.get("toolCallId")
-    if not isinstance(call_id, str):
-        raise ValueError("TOOL_CALL without a string toolCallId")
-    try:
-        if msg.get("toolName") != "apply_patch":
-            raise Refusal("the adapter only serves apply_patch, not %r" % msg.get("toolName"), "adapter")
-        params = msg.get("params")
-        patch = params.get("patch") if isinstance(params, dict) else None
-        if not isinstance(patch, str):
-            raise Refusal("params.patch is not a string", "adapter")
-        apply_diff = load_apply_diff(args.import_package)
-        root = msg.get("workspaceRoot") or os.getcwd()
-        ops = apply(apply_diff, root, patch)
-    except Refusal as r:
-        error = {"message": r.message, "source": r.source, "applied": getattr(r, "applied", [])}
-        if r.operation is not None:
-            error["operation"] = r.operation
-        if r.path is not None:
-            error["path"] = r.path
-        return tool_result(call_id, False, {"success": False, "error": error}, started)
-    return tool_result(call_id, True, {"success": True, "operations": ops}, started)
+def handle(args, patch, root):
+    return {"success": True, "operations": apply(load_apply_diff(args.import_package), root, patch)}
 
 
 def hello():
-    return {
-        "type": "HELLO",
-        "protocolVersion": PROTOCOL_VERSION,
-        "implementation": {
-            "name": "openai-agents apply_diff",
-            "version": distribution_version(),
-            "language": "Python",
-            "homepage": "https://pypi.org/project/openai-agents/",
-        },
-        "tools": ["apply_patch"],
-        "unsupportedTags": UNSUPPORTED_TAGS,
-        "privatePaths": [],
-    }
+    return protocol.hello("openai-agents apply_diff", distribution_version(), UNSUPPORTED_TAGS,
+                          language="Python", homepage="https://pypi.org/project/openai-agents/")
 
 
 def main(argv):
@@ -269,28 +215,7 @@ def main(argv):
     p.add_argument("--import-package", action="store_true",
                    help="import agents.apply_diff through the package (slow: imports the whole SDK)")
     args = p.parse_args(argv)
-    try:
-        msg = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    except ValueError as e:
-        sys.stderr.write("adapter: input is not one JSON message: %s\n" % e)
-        return 2
-    kind = msg.get("type") if isinstance(msg, dict) else None
-    if kind == "HELLO":
-        answer = hello()
-    elif kind == "TOOL_CALL":
-        try:
-            answer = call(args, msg)
-        except ValueError as e:
-            sys.stderr.write("adapter: %s\n" % e)
-            return 2
-    elif kind == "BYE":
-        return 0
-    else:
-        sys.stderr.write("adapter: unexpected message type %r\n" % kind)
-        return 2
-    sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-    return 0
+    return protocol.serve(hello, lambda patch, root: handle(args, patch, root))
 
 
 if __name__ == "__main__":

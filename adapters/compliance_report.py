@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Write the generated blocks of docs/compliance.md from a compliance run.
+
+    compliance_report.py OUT_DIR DOC
+
+OUT_DIR is what adapters/compliance.sh leaves in target/compliance/:
+`outcome/matrix.json`, `outcome/matrix.md`, `full/matrix.json`, and
+`columns.json` (every column, run or not: name, install seconds, the reason
+when it could not run) and `timing.json` (wall seconds of the phases). DOC's
+blocks between `<!-- BEGIN GENERATED NAME … -->` and
+`<!-- END GENERATED NAME -->` are replaced; everything else (the findings
+written by hand) is kept. Blocks:
+
+  summary      the corpus hash the run used (the staleness check reads it:
+               "Generated on corpus `sha256:HEX`"), pass rates by judge mode,
+               by tool area, run times, and the columns that did not run;
+  departures   per implementation, its most serious departures with case ids;
+  fingerprint  which implementation does what on a few telling cases;
+  matrix       the outcome matrix (matrix.md of the outcome run).
+
+Python 3.8+, standard library only.
+"""
+
+import json
+import os
+import re
+import sys
+
+# Departures worth a reader's attention first, with the label used in the doc.
+SERIOUS = [
+    ("wrote-outside", "wrote outside the workspace"),
+    ("changed-on-refusal", "refused but left files changed (partial change)"),
+    ("applied-invalid", "applied what the spec refuses"),
+    ("error", "crashed or gave no valid answer"),
+]
+# How many case ids are quoted per departure and implementation.
+IDS_PER_DEPARTURE = 8
+# Areas whose applied-invalid cases are near matches (the text differed).
+NEAR_MATCH_AREAS = ("matching",)
+
+# The fingerprint: (question, case id under apply_patch/, what "yes" means).
+# "applies": it answered success; "outside": it wrote outside the workspace;
+# "partial": it refused but changed files; "keeps": the case passed.
+PROBES = [
+    ("fuzzes trailing whitespace in context", "matching/trailing-space-in-hunk", "applies"),
+    ("fuzzes indentation width", "matching/indentation-width", "applies"),
+    ("folds Unicode punctuation (smart quotes)", "matching/smart-quotes", "applies"),
+    ("takes the first of two matches", "update/context-twice", "applies"),
+    ("applies a `+`-only hunk with no anchor", "update/plus-only-hunk-is-ambiguous", "applies"),
+    ("Add File overwrites an existing file", "add/already-exists", "applies"),
+    ("moves onto an existing file", "move/destination-exists-with-edit", "applies"),
+    ("creates missing parent directories", "paths/missing-parent", "applies"),
+    ("follows `..` out of the workspace", "paths/dotdot-escape-add", "outside"),
+    ("writes to an absolute path (/etc)", "paths/absolute-path-to-etc", "outside"),
+    ("writes through a symlinked parent", "paths/symlinked-parent-leads-outside", "outside"),
+    ("leaves earlier files changed when a later one fails", "atomic/true-last-section-fails-nothing-written",
+     "partial"),
+    ("keeps untouched lines' endings (LF among CRLF)", "line-endings/untouched-lines-keep-their-bytes", "keeps"),
+    ("keeps a missing final newline", "line-endings/no-final-newline-edit-last-line", "keeps"),
+    ("keeps a BOM when line 1 changes", "encoding/bom-kept-when-line-one-changes", "keeps"),
+    ("reads past `*** End Patch`", "grammar/second-envelope-after-end-patch", "changed"),
+]
+
+HASH_LINE = re.compile(r"Generated on corpus `sha256:([0-9a-f]{64})`")
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def area(case_id):
+    parts = case_id.split("/")
+    return parts[1] if len(parts) > 2 else parts[0]
+
+
+def rate(passed, judged):
+    return "%d%% (%d/%d)" % (passed * 100 // judged, passed, judged) if judged else "—"
+
+
+def columns_of(m):
+    return [i for i in m["implementations"]]
+
+
+def label(impl):
+    info = impl.get("implementation") or {}
+    return "%s %s" % (info.get("name", impl["name"]), info.get("version", "")) if info else impl["name"]
+
+
+def seconds(ms):
+    return "%.0f s" % (ms / 1000.0)
+
+
+def summary(outcome, full, columns, timing):
+    corpus = outcome["corpus"]
+    lines = []
+    lines.append("Generated on corpus `%s` (version %s): %d `apply_patch` case(s) of %d, by "
+                 "`adapters/compliance.sh` in %d s wall time on %d core(s) (installs %d s, runner build %d s, "
+                 "both judge modes %d s)." % (
+                     corpus["hash"], corpus.get("version") or "none", len(outcome["cases"]), corpus["cases"],
+                     timing.get("total", 0), timing.get("cores", 1), timing.get("install", 0),
+                     timing.get("build", 0), timing.get("matrix", 0)))
+    if timing.get("loadStart"):
+        lines[-1] += (" %s worker(s) per judge mode; load average %s at the start, %s at the end "
+                      "(other work on the machine slows every column)." % (
+                          timing.get("jobs", "?"), timing["loadStart"], timing.get("loadEnd", "?")))
+    lines.append("")
+    impls = columns_of(outcome)
+    full_by_name = {i["name"]: i for i in columns_of(full)}
+    lines.append("| column | implementation | `outcome` | `full` | skipped | run time (outcome + full) |")
+    lines.append("|---|---|---|---|---:|---:|")
+    for i in impls:
+        t = i["totals"]
+        f = full_by_name.get(i["name"], {"totals": {"pass": 0, "fail": 0, "error": 0}, "durationMs": 0})
+        ft = f["totals"]
+        lines.append("| **%s** | %s | %s | %s | %d | %s + %s |" % (
+            i["name"], label(i), rate(t["pass"], t["pass"] + t["fail"] + t["error"]),
+            rate(ft["pass"], ft["pass"] + ft["fail"] + ft["error"]), t["skip"],
+            seconds(i["durationMs"]), seconds(f["durationMs"])))
+    not_run = [c for c in columns if c.get("reason")]
+    for c in not_run:
+        lines.append("| **%s** | %s | not run | not run | — | — |" % (c["name"], c.get("label", c["name"])))
+    if not_run:
+        lines.append("")
+        lines.append("Columns that did not run:")
+        lines.append("")
+        for c in not_run:
+            lines.append("- **%s**: %s" % (c["name"], c["reason"]))
+    lines.append("")
+    lines.append("`outcome`: success or failure and the files after the call; `full`: also the result "
+                 "document (no third party writes the spec's result document, so `full` measures "
+                 "that alone). Pass rates are over the cases a column ran; skipped cases (tags an "
+                 "adapter declares unsupported) are left out. Run times are per column, one process "
+                 "per case.")
+    lines.append("")
+    lines.append("By tool area (the case id's folder), `--judge outcome`, passes/judged:")
+    lines.append("")
+    areas = sorted({area(c["id"]) for c in outcome["cases"]})
+    lines.append("| area | cases | " + " | ".join(i["name"] for i in impls) + " |")
+    lines.append("|---|---:|" + "---|" * len(impls))
+    for a in areas:
+        cases = [c for c in outcome["cases"] if area(c["id"]) == a]
+        cells = []
+        for i in impls:
+            rs = [c["results"].get(i["name"], {}) for c in cases]
+            judged = [r for r in rs if r.get("outcome") in ("pass", "fail", "error")]
+            passed = sum(1 for r in judged if r["outcome"] == "pass")
+            cell = "%d/%d" % (passed, len(judged)) if judged else "—"
+            if judged and passed < len(judged):
+                cell = "**%s**" % cell
+            cells.append(cell)
+        lines.append("| `%s` | %d | %s |" % (a, len(cases), " | ".join(cells)))
+    return "\n".join(lines) + "\n"
+
+
+def departures(outcome):
+    out = []
+    for i in columns_of(outcome):
+        if i["reference"]:
+            continue
+        name = i["name"]
+        out.append("**%s** (%s)" % (name, label(i)))
+        out.append("")
+        counts = {}
+        for c in outcome["cases"]:
+            d = c["results"].get(name, {}).get("departure")
+            if d:
+                counts.setdefault(d, []).append(c["id"])
+        if not counts:
+            out.append("- no departure")
+        for kind, text in SERIOUS:
+            ids = counts.get(kind, [])
+            if not ids:
+                continue
+            shown = ids
+            if kind == "applied-invalid":
+                near = [x for x in ids if area(x) in NEAR_MATCH_AREAS]
+                if near:
+                    out.append("- applied a near match (%d): %s" % (len(near), quote(near)))
+                shown = [x for x in ids if x not in near]
+                if not shown:
+                    continue
+                text = "applied other envelopes the spec refuses"
+            out.append("- %s (%d): %s" % (text, len(shown), quote(shown)))
+        rest = ", ".join("%s %d" % (k, len(v)) for k, v in sorted(counts.items())
+                         if k not in dict(SERIOUS))
+        if rest:
+            out.append("- other departures: %s" % rest)
+        out.append("")
+    return "\n".join(out)
+
+
+def quote(ids):
+    shown = ", ".join("`%s`" % x.split("/", 1)[-1] for x in ids[:IDS_PER_DEPARTURE])
+    return shown + (", … %d more" % (len(ids) - IDS_PER_DEPARTURE) if len(ids) > IDS_PER_DEPARTURE else "")
+
+
+def probe_cell(result, meaning):
+    if not result or result.get("outcome") in (None, "skip", "not-run"):
+        return "—"
+    if result.get("outcome") == "error":
+        return "crash"
+    if meaning == "applies":
+        yes = result.get("success") is True
+    elif meaning == "outside":
+        yes = result.get("departure") == "wrote-outside"
+    elif meaning == "partial":
+        yes = result.get("departure") == "changed-on-refusal"
+    elif meaning == "changed":
+        yes = result.get("departure") in ("applied-invalid", "wrong-tree", "changed-on-refusal", "wrote-outside")
+    else:  # keeps
+        yes = result.get("outcome") == "pass"
+    return "yes" if yes else "no"
+
+
+def fingerprint(outcome):
+    impls = columns_of(outcome)
+    by_id = {c["id"]: c for c in outcome["cases"]}
+    lines = ["| behaviour (case) | " + " | ".join(i["name"] for i in impls) + " |",
+             "|---|" + "---|" * len(impls)]
+    for question, case, meaning in PROBES:
+        c = by_id.get("apply_patch/" + case)
+        if c is None:
+            continue
+        cells = [probe_cell(c["results"].get(i["name"]), meaning) for i in impls]
+        lines.append("| %s (`%s`) | %s |" % (question, case, " | ".join(cells)))
+    lines.append("")
+    lines.append("`—`: the column skipped the case (a tag its adapter declares unsupported).")
+    return "\n".join(lines) + "\n"
+
+
+def replace_block(doc, name, text):
+    pattern = re.compile(r"(<!-- BEGIN GENERATED %s\b[^>]*-->\n).*?(<!-- END GENERATED %s -->)" % (name, name), re.S)
+    if not pattern.search(doc):
+        raise SystemExit("compliance_report.py: the document has no GENERATED %s block" % name)
+    return pattern.sub(lambda mt: mt.group(1) + text.rstrip("\n") + "\n" + mt.group(2), doc, count=1)
+
+
+def generated_hash(doc):
+    """The corpus hash (hex) a document's summary block was generated on, or None."""
+    m = HASH_LINE.search(doc)
+    return m.group(1) if m else None
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: compliance_report.py OUT_DIR DOC\n")
+        return 2
+    out, doc_path = argv
+    outcome = load(os.path.join(out, "outcome", "matrix.json"))
+    full = load(os.path.join(out, "full", "matrix.json"))
+    columns = load(os.path.join(out, "columns.json"))
+    timing = load(os.path.join(out, "timing.json"))
+    with open(os.path.join(out, "outcome", "matrix.md"), encoding="utf-8") as f:
+        matrix_md = f.read()
+    with open(doc_path, encoding="utf-8") as f:
+        doc = f.read()
+    for name, text in (("summary", summary(outcome, full, columns, timing)), ("departures", departures(outcome)),
+                       ("fingerprint", fingerprint(outcome)), ("matrix", matrix_md)):
+        doc = replace_block(doc, name, text)
+    with open(doc_path, "w", encoding="utf-8") as f:
+        f.write(doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
