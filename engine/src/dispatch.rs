@@ -63,8 +63,16 @@ pub const SUPPORTED_TOOLS: &[&str] = &[
 ];
 
 /// Run one tool call against its workspace.
+///
+/// A tool that may write opens the workspace with the writer lock
+/// ([`crate::tools::open_for_writing`]); every tool first recovers an
+/// interrupted commit (see [`crate::workspace`]).
 pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
-    call_with(call, &crate::tools::open_real)
+    if crate::tools::writes(call.tool_name) {
+        call_with(call, &crate::tools::open_for_writing)
+    } else {
+        call_with(call, &crate::tools::open_real)
+    }
 }
 
 /// [`call`], opening the workspace with `open` instead of the real

@@ -1,0 +1,108 @@
+//! Opening a workspace: the writer lock and crash recovery, the first thing
+//! every entry point does (the tools through [`crate::dispatch`], `patchspec
+//! apply`, `call`, `exec` and the WebSocket plugin).
+//!
+//! - A **writer** ([`open_for_writing`]) takes the exclusive advisory lock
+//!   `.patchspec/lock` (`flock`), waiting for it, then rolls back any
+//!   interrupted commit ([`crate::journal::recover`]). The lock lives in the
+//!   returned [`RealFs`] and is held until it is dropped: from the tool's
+//!   stale checks and planning through the commit and the journal's removal.
+//!   Two writers on one workspace therefore run one after the other, the
+//!   second planning against what the first wrote. The kernel releases an
+//!   `flock` when its holder dies, so a killed writer never blocks the next.
+//! - A **reader** ([`open_for_reading`]) does not take the lock. Only when a
+//!   transaction folder exists does it try the lock without waiting: free
+//!   means the commit's writer is dead, so the reader recovers first; held
+//!   means a live writer owns that journal, which the reader leaves alone.
+//!
+//! Cost: one `lstat` of `.patchspec/txn` for a reader of a clean workspace;
+//! for a writer also one `open` and one `flock`.
+//! (docs/clarifications.md, C-commit-journal and C-commit-lock.)
+
+use std::io;
+use std::path::Path;
+
+use crate::commit::{is_temp_name, PRIVATE_DIR};
+use crate::fs::{EntryKind, Fs, RealFs};
+use crate::journal::{self, Recovery};
+
+/// The writer lock's file.
+pub const LOCK_FILE: &str = ".patchspec/lock";
+
+fn recovery_failed(e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("cannot recover the interrupted commit in .patchspec/txn: {e}"),
+    )
+}
+
+/// Open `root` to write: take the writer lock (waiting), then recover.
+pub fn open_for_writing(root: &Path) -> io::Result<RealFs> {
+    let mut fs = RealFs::open(root)?;
+    journal::ensure_dirs(&fs, PRIVATE_DIR)?;
+    fs.lock(LOCK_FILE, true)?;
+    journal::recover(&fs).map_err(recovery_failed)?;
+    Ok(fs)
+}
+
+/// Open `root` to read: recover first only if a dead writer left a journal.
+pub fn open_for_reading(root: &Path) -> io::Result<RealFs> {
+    let mut fs = RealFs::open(root)?;
+    if journal::pending(&fs)? && fs.lock(LOCK_FILE, false)? {
+        journal::recover(&fs).map_err(recovery_failed)?;
+        fs.unlock();
+    }
+    Ok(fs)
+}
+
+/// What [`recover`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// The journal's roll-back.
+    pub journal: Recovery,
+    /// Orphaned temp files removed that no journal named (left by engines
+    /// without a journal).
+    pub orphans_removed: usize,
+}
+
+/// `patchspec recover`: take the lock, roll back interrupted commits, and
+/// remove every engine temp file ([`is_temp_name`]) left anywhere in the
+/// workspace outside `.patchspec/` (a walk of the whole tree, symlinks not
+/// followed: the one entry point whose cost is the size of the workspace).
+pub fn recover(root: &Path) -> io::Result<Recovered> {
+    let fs = open_for_writing_quietly(root)?;
+    let journal = journal::recover(&fs).map_err(recovery_failed)?;
+    let mut orphans = 0;
+    sweep(&fs, "", &mut orphans)?;
+    Ok(Recovered {
+        journal,
+        orphans_removed: orphans,
+    })
+}
+
+/// Lock without recovering (the caller recovers and wants the figures).
+fn open_for_writing_quietly(root: &Path) -> io::Result<RealFs> {
+    let mut fs = RealFs::open(root)?;
+    journal::ensure_dirs(&fs, PRIVATE_DIR)?;
+    fs.lock(LOCK_FILE, true)?;
+    Ok(fs)
+}
+
+fn sweep(fs: &dyn Fs, dir: &str, removed: &mut usize) -> io::Result<()> {
+    for (name, kind) in fs.list_dir(dir)? {
+        let path = if dir.is_empty() {
+            name.clone()
+        } else {
+            format!("{dir}/{name}")
+        };
+        match kind {
+            EntryKind::Dir if path != PRIVATE_DIR => sweep(fs, &path, removed)?,
+            EntryKind::File if is_temp_name(&name) => {
+                fs.remove_file(&path)?;
+                *removed += 1;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
