@@ -41,6 +41,10 @@ pub enum Command {
     Apply(cmd_engine::ApplyArgs),
     /// Run one tool call and print its result document (the engine).
     Call(cmd_engine::CallArgs),
+    /// Roll back a commit interrupted by a crash, remove orphaned temp files, and say what was done (exit 0: the workspace is consistent).
+    Recover(cmd_engine::RecoverArgs),
+    /// List what the workspace trash (.patchspec/trash) holds: deleted and moved-away files, per commit.
+    Trash(cmd_engine::TrashArgs),
 }
 
 /// The corpus location.
@@ -308,6 +312,8 @@ pub fn main() -> i32 {
         Command::Matrix(a) => crate::cmd_matrix::matrix(a),
         Command::Apply(a) => Ok(cmd_engine::apply(a)),
         Command::Call(a) => Ok(cmd_engine::call(a)),
+        Command::Recover(a) => Ok(cmd_engine::recover(a)),
+        Command::Trash(a) => Ok(cmd_engine::trash(a)),
     };
     match result {
         Ok(code) => code,
