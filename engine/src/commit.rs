@@ -1,32 +1,45 @@
-//! The committer: the one atomic writer. A [`Change`] list is staged, then
-//! committed all-or-nothing; any failure rolls the workspace back to its
-//! captured pre-images.
+//! The committer: the one atomic writer. A [`Change`] list is committed
+//! all-or-nothing, and a commit cut short — by an I/O fault or by the process
+//! dying — is rolled back to its pre-state, exactly.
 //!
-//! Phases, as patch-envelope.md "Atomicity" prescribes:
+//! Phases (patch-envelope.md "Atomicity", plus the journal of
+//! docs/clarifications.md C-commit-journal):
+//! 0. **journal**: the intent record `.patchspec/txn/<transaction>/intent`
+//!    ([`crate::journal`]) lists every planned rename, every temp file to
+//!    stage and where each pre-image will be kept; it is fsync'd with its
+//!    folder before anything visible happens;
 //! 1. **stage**: every write goes to a sibling temp file
-//!    `<path>.<rand>.apply-patch.tmp`, fsync'd (the name part cut short when
-//!    the whole would exceed [`NAME_MAX`]: see [`temp_name`]);
+//!    `<path>.<16 hex>.apply-patch.tmp`, fsync'd (the name part cut short
+//!    when the whole would exceed [`NAME_MAX`]: see [`temp_name`]); then each
+//!    file to be replaced gets a second name in the transaction folder (a
+//!    hard link: no copy, however large; a copy only where the filesystem
+//!    refuses links), and a `renaming` marker is written and fsync'd;
 //! 2. **commit**: in plan order, each temp file is renamed over its target
 //!    and each deleted file is renamed into the workspace trash
 //!    (`.patchspec/trash/<transaction>/<path>`); then every touched directory
 //!    is fsync'd: the targets' parents, the trash folders a file went into
 //!    and the parents of every folder the commit created;
-//! 3. **rollback** (on any failure in 1 or 2): renamed files are restored from
-//!    their pre-image bytes (through a fresh temp file and rename, so a
-//!    restore is itself atomic), created files are removed, trashed files are
-//!    renamed back, staged temp files are unlinked and trash directories this
-//!    transaction created are removed; then the same directories are
-//!    fsync'd again, best effort (a failing fsync there is not reported:
-//!    the files are already as they were).
+//! 3. **commit point**: the intent record is removed (its folder fsync'd);
+//!    the pre-image links and the folder are then cleaned up, and the trash
+//!    is pruned to its bound ([`crate::trash`]). A fault in that clean-up
+//!    does not fail the commit (the next entry finishes it);
+//! 4. **rollback** (on any failure before the commit point): the same undo
+//!    that crash recovery runs ([`crate::journal::undo`]): staged temp files
+//!    are unlinked, replaced files get their pre-image renamed back, created
+//!    files are removed, trashed files are renamed back, the transaction's
+//!    trash folders and journal folder are removed; the touched directories
+//!    are fsync'd again, best effort.
 //!
-//! The trash is never pruned: the engine keeps no state between calls and
-//! cannot know when a user no longer needs a deleted file (C-commit-trash).
-//!
-//! What is not promised: durability of a rollback across a power loss in the
-//! middle of it, and isolation from a concurrent writer (there is no lock;
-//! the stale checks of each tool narrow that window but cannot close it).
-//! A second fault during rollback is reported as [`CommitError::rollback`]
-//! so the caller can say the workspace may not be as it was.
+//! Roll-back, not roll-forward: while the intent exists the commit has not
+//! happened, so a process killed anywhere in 0–3 leaves a state that the
+//! next engine entry ([`crate::workspace`]) or `patchspec recover` turns
+//! back into the exact pre-state; after a power loss the same holds on a
+//! filesystem that honours fsync and atomic rename. Not promised: that a
+//! commit whose success was never reported survives (it may be rolled back),
+//! and isolation from writers that are not this engine (engine writers take
+//! the workspace lock, C-commit-lock). A second fault during an in-process
+//! rollback is reported as [`CommitError::rollback`]; the intent then stays,
+//! and the next entry finishes the rollback.
 
 use std::io;
 
