@@ -46,7 +46,8 @@ def lines_of(k, size):
 def build_base(base, rng):
     if os.path.exists(base):
         shutil.rmtree(base)
-    os.makedirs(os.path.join(base, "src"))
+    for d in ("src", "moved", "added"):
+        os.makedirs(os.path.join(base, d))
     names = []
     for k in range(N_UPDATE + N_DELETE + N_MOVE):
         size = rng.randint(5, 20) * MB
@@ -149,6 +150,10 @@ def main():
     ap.add_argument("--work", default="/dev/shm/patchspec-crash")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json")
+    ap.add_argument("--reapply-every", type=int, default=10,
+                    help="every K-th trial, re-apply the patch after recovery (pre: must apply; post: already applied)")
+    ap.add_argument("--inject-calls", default="rename,renameat,renameat2",
+                    help="the syscalls strace kills at, counted together (e.g. add linkat,unlinkat,fsync)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     binary = os.path.abspath(args.bin)
@@ -207,6 +212,11 @@ def main():
         if outcome[0] == "mixed":
             print("%s: MIXED partial=%s temps=%d" % (kind, outcome[1][:3], len(outcome[2])), file=sys.stderr)
         # Re-applying the same patch must now succeed (pre) or be refused as already applied (post).
+        tally[kind]["trials_since_reapply"] = tally[kind].get("trials_since_reapply", 0) + 1
+        if tally[kind]["trials_since_reapply"] < args.reapply_every:
+            return
+        tally[kind]["trials_since_reapply"] = 0
+        tally[kind]["reapplied"] = tally[kind].get("reapplied", 0) + 1
         r = subprocess.run(apply_cmd(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if (outcome[0] == "pre" and r.returncode == 0) or outcome[0] == "post":
             tally[kind]["reapply_ok"] += 1
@@ -223,7 +233,7 @@ def main():
         after_kill("random", int(killed))
 
     if args.rename_rounds and shutil.which("strace"):
-        calls = "rename,renameat,renameat2"
+        calls = args.inject_calls
         for _ in range(args.rename_rounds):
             n = 1
             while True:
@@ -232,7 +242,7 @@ def main():
                        "-e", "inject=%s:signal=SIGKILL:when=%d" % (calls, n)] + apply_cmd()
                 r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 killed = r.returncode != 0
-                after_kill("rename", int(killed))
+                after_kill("strace:" + calls, int(killed))
                 if not killed:
                     break
                 n += 1

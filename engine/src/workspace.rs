@@ -37,12 +37,31 @@ fn recovery_failed(e: io::Error) -> io::Error {
 }
 
 /// Open `root` to write: take the writer lock (waiting), then recover.
+///
+/// When something that is not a folder (a file, a symlink) stands where
+/// `.patchspec` would be, no lock can be taken there (a symlink is never
+/// followed into: the lock file must not land elsewhere); the call then goes
+/// on unlocked, its path checks refuse what they refuse, and a commit fails
+/// at its first step (the journal cannot be written), changing nothing.
 pub fn open_for_writing(root: &Path) -> io::Result<RealFs> {
     let mut fs = RealFs::open(root)?;
-    journal::ensure_dirs(&fs, PRIVATE_DIR)?;
-    fs.lock(LOCK_FILE, true)?;
-    journal::recover(&fs).map_err(recovery_failed)?;
+    if lock_writers(&mut fs)? {
+        journal::recover(&fs).map_err(recovery_failed)?;
+    }
     Ok(fs)
+}
+
+/// Take the writer lock, creating `.patchspec/` when absent; `Ok(false)`
+/// when `.patchspec` is not a folder.
+fn lock_writers(fs: &mut RealFs) -> io::Result<bool> {
+    match fs.kind(PRIVATE_DIR)? {
+        Some(EntryKind::Dir) => {}
+        None => {
+            journal::ensure_dirs(fs, PRIVATE_DIR)?;
+        }
+        Some(_) => return Ok(false),
+    }
+    fs.lock(LOCK_FILE, true)
 }
 
 /// Open `root` to read: recover first only if a dead writer left a journal.
@@ -83,8 +102,11 @@ pub fn recover(root: &Path) -> io::Result<Recovered> {
 /// Lock without recovering (the caller recovers and wants the figures).
 fn open_for_writing_quietly(root: &Path) -> io::Result<RealFs> {
     let mut fs = RealFs::open(root)?;
-    journal::ensure_dirs(&fs, PRIVATE_DIR)?;
-    fs.lock(LOCK_FILE, true)?;
+    if !lock_writers(&mut fs)? {
+        return Err(io::Error::other(format!(
+            "{PRIVATE_DIR} exists and is not a folder: the engine can neither lock nor journal here"
+        )));
+    }
     Ok(fs)
 }
 
