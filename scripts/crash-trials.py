@@ -5,8 +5,10 @@ A 20-file patch (8 updates, 3 deletes, 4 moves with an edit, 5 adds) over
 files of 5-20 MB is applied, and the process is SIGKILLed:
   - `random` trials: at a uniformly random moment of the whole run
     (0 .. 1.2 x the measured uncontended run time);
-  - `rename` trials (when strace is installed): by strace's fault injection
-    at the N-th rename syscall, for every N (`-e inject=...:signal=SIGKILL`).
+  - `strace:<calls>` trials (when strace is installed): by strace's fault
+    injection at the N-th rename syscall, for every N (`-e
+    inject=...:signal=SIGKILL:when=N`); --inject-calls adds other groups
+    (hard links, unlinks, fsyncs, mkdirs), each killed at every invocation.
 Then, unless --no-recover, `patchspec recover --root DIR` runs, and the
 visible tree (everything outside .patchspec/) is classified:
   pre    exactly the pre-state,   post   exactly the post-state,
@@ -19,7 +21,8 @@ Trees are built with hard links (`cp -al`) from one base: the engine never
 writes a file in place (temp file + rename), so the base stays intact.
 
 Usage: scripts/crash-trials.py --bin target/release/patchspec --random 200 --rename-rounds 1
-       [--no-recover] [--work /dev/shm/crash] [--seed 1] [--json out.json]
+       [--inject-calls 'rename,renameat,renameat2;linkat;unlinkat;fsync;mkdirat']
+       [--no-recover] [--reapply-every 10] [--work /dev/shm/crash] [--seed 1] [--json out.json]
 """
 
 import argparse
@@ -153,7 +156,8 @@ def main():
     ap.add_argument("--reapply-every", type=int, default=10,
                     help="every K-th trial, re-apply the patch after recovery (pre: must apply; post: already applied)")
     ap.add_argument("--inject-calls", default="rename,renameat,renameat2",
-                    help="the syscalls strace kills at, counted together (e.g. add linkat,unlinkat,fsync)")
+                    help="groups of syscalls strace kills at, ';' between groups, each group on its own "
+                         "(e.g. 'rename,renameat,renameat2;linkat;unlinkat;fsync;mkdirat')")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     binary = os.path.abspath(args.bin)
@@ -233,19 +237,21 @@ def main():
         after_kill("random", int(killed))
 
     if args.rename_rounds and shutil.which("strace"):
-        calls = args.inject_calls
-        for _ in range(args.rename_rounds):
-            n = 1
-            while True:
-                fresh()
-                cmd = ["strace", "-f", "-o", "/dev/null", "-e", "trace=" + calls,
-                       "-e", "inject=%s:signal=SIGKILL:when=%d" % (calls, n)] + apply_cmd()
-                r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                killed = r.returncode != 0
-                after_kill("strace:" + calls, int(killed))
-                if not killed:
-                    break
-                n += 1
+        # strace counts `when=N` per system call, so each group is injected
+        # on its own: N = 1, 2, ... until a run completes unkilled.
+        for calls in args.inject_calls.split(";"):
+            for _ in range(args.rename_rounds):
+                n = 1
+                while True:
+                    fresh()
+                    cmd = ["strace", "-f", "-o", "/dev/null", "-e", "trace=" + calls,
+                           "-e", "inject=%s:signal=SIGKILL:when=%d" % (calls, n)] + apply_cmd()
+                    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    killed = r.returncode != 0
+                    after_kill("strace:" + calls, int(killed))
+                    if not killed:
+                        break
+                    n += 1
 
     summary = {"binary": binary, "run_time_s": round(run_time, 3), "recover": not args.no_recover,
                "tally": tally}
