@@ -205,6 +205,13 @@ def main():
         t["temp_files"] += len(temps)
         t["journals_left"] += len(journals)
 
+    def checkpoint():
+        # Written after every trial, so a run cut short still has its figures.
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"binary": binary, "run_time_s": round(run_time, 3),
+                           "recover": not args.no_recover, "tally": tally, "partial_run": True}, f, indent=2)
+
     def after_kill(kind, killed):
         recover_failed = False
         if not args.no_recover:
@@ -213,6 +220,7 @@ def main():
         outcome = classify(trial, pre, post, base_inodes)
         record(kind, killed, outcome)
         tally[kind]["recover_failed"] += int(recover_failed)
+        checkpoint()
         if outcome[0] == "mixed":
             print("%s: MIXED partial=%s temps=%d" % (kind, outcome[1][:3], len(outcome[2])), file=sys.stderr)
         # Re-applying the same patch must now succeed (pre) or be refused as already applied (post).

@@ -258,6 +258,9 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
         return Err(abort("journaling", &intent.dir(), e, true));
     }
     let _ = journal::discard(fs, &intent.dir());
+    // A commit that trashed nothing leaves no private folder behind.
+    let _ = fs.remove_dir(journal::TXN_DIR);
+    let _ = fs.remove_dir(PRIVATE_DIR);
     if changes.iter().any(|c| matches!(c, Change::Delete { .. })) {
         let _ = crate::trash::prune(
             fs,

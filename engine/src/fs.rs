@@ -13,7 +13,9 @@
 //! with `fstat`: a path swapped for a FIFO, socket or device between a
 //! tool's check and the open is refused, never waited on
 //! (docs/clarifications.md, C-fs-nonblocking). The workspace lock of
-//! [`crate::workspace`] is an `flock` held by a [`RealFs`] ([`RealFs::lock`]).
+//! [`crate::workspace`] is an `flock` held by a [`RealFs`] on its own handle
+//! of the root directory ([`RealFs::lock_root`]; a lock file where a
+//! filesystem cannot lock directories, [`RealFs::lock`]).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -86,9 +88,36 @@ pub trait Fs: Send + Sync {
 pub struct RealFs {
     root: Dir,
     root_path: PathBuf,
-    /// The workspace lock, while this handle holds it (released on drop,
-    /// and by the kernel when the process dies).
+    /// The locked file (the root directory, or the fallback lock file) while
+    /// this handle holds the lock (released on drop, and by the kernel when
+    /// the process dies).
     lock: Option<cap_std::fs::File>,
+}
+
+/// `flock(fd, LOCK_EX)`: `Some(true)` taken, `Some(false)` held elsewhere
+/// (only without `wait`), `None` when this filesystem cannot lock this kind
+/// of file (NFS emulates `flock` with write locks, which a directory cannot
+/// take).
+fn flock_exclusive(fd: std::os::fd::RawFd, wait: bool) -> io::Result<Option<bool>> {
+    let operation = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    loop {
+        // SAFETY: flock on a descriptor the caller owns; no memory is shared.
+        let rc = unsafe { libc::flock(fd, operation) };
+        if rc == 0 {
+            return Ok(Some(true));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) if !wait => return Ok(Some(false)),
+            Some(libc::EBADF | libc::ENOLCK | libc::EOPNOTSUPP | libc::EINVAL) => return Ok(None),
+            _ => return Err(e),
+        }
+    }
 }
 
 impl RealFs {
@@ -102,15 +131,42 @@ impl RealFs {
         })
     }
 
-    /// Take the exclusive advisory lock of this workspace (`flock` on
-    /// `lock_path`, created when absent; its folder must exist) and keep it
-    /// until this handle is dropped. With `wait`, block until it is free;
-    /// without, return `Ok(false)` when another open file holds it. Taking it
-    /// twice through one handle is a no-op.
+    /// Take the exclusive advisory lock of this workspace on the root
+    /// directory itself (`flock` on this handle's own descriptor of it: no
+    /// file is created for it) and keep it until this handle is dropped or
+    /// [`RealFs::unlock`]ed. With `wait`, block until it is free; without,
+    /// `Some(false)` when another open handle holds it. `None` when the
+    /// filesystem cannot lock a directory: use [`RealFs::lock`] on a file.
+    pub fn lock_root(&mut self, wait: bool) -> io::Result<Option<bool>> {
+        use cap_std::fs::OpenOptionsExt;
+        use std::os::fd::AsRawFd;
+        if self.holds_lock() {
+            return Ok(Some(true));
+        }
+        // A descriptor of its own (the held root handle may be O_PATH,
+        // which flock refuses), so the lock is this handle's alone.
+        let dir = self.root.open_with(
+            ".",
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC),
+        )?;
+        let taken = flock_exclusive(dir.as_raw_fd(), wait)?;
+        if taken == Some(true) {
+            self.lock = Some(dir);
+        }
+        Ok(taken)
+    }
+
+    /// The fallback: take the exclusive advisory lock as an `flock` on the
+    /// file `lock_path` (created when absent, never through a symlink; its
+    /// folder must exist), kept until this handle is dropped. With `wait`,
+    /// block until it is free; without, return `Ok(false)` when another open
+    /// file holds it. Taking it twice through one handle is a no-op.
     pub fn lock(&mut self, lock_path: &str, wait: bool) -> io::Result<bool> {
         use cap_std::fs::OpenOptionsExt;
         use std::os::fd::AsRawFd;
-        if self.lock.is_some() {
+        if self.holds_lock() {
             return Ok(true);
         }
         let file = self.root.open_with(
@@ -126,24 +182,15 @@ impl RealFs {
                 "{lock_path} is not a regular file"
             )));
         }
-        let operation = if wait {
-            libc::LOCK_EX
-        } else {
-            libc::LOCK_EX | libc::LOCK_NB
-        };
-        loop {
-            // SAFETY: flock on a descriptor this function owns; no memory is shared.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), operation) };
-            if rc == 0 {
+        match flock_exclusive(file.as_raw_fd(), wait)? {
+            Some(true) => {
                 self.lock = Some(file);
-                return Ok(true);
+                Ok(true)
             }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
-                _ => return Err(e),
-            }
+            Some(false) => Ok(false),
+            None => Err(io::Error::other(format!(
+                "{lock_path}: this filesystem cannot lock files"
+            ))),
         }
     }
 
@@ -524,6 +571,55 @@ mod tests {
         fs.write_new("c", b"3", None).unwrap();
         assert_eq!(fs.count(), 3);
         assert_eq!(real.kind("b").unwrap(), None);
+    }
+
+    #[test]
+    fn the_lock_is_exclusive_until_its_holder_drops() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut first = RealFs::open(ws.path()).unwrap();
+        let mut second = RealFs::open(ws.path()).unwrap();
+        assert!(first.lock("lock", true).unwrap());
+        assert!(
+            first.lock("lock", true).unwrap(),
+            "taking it twice is a no-op"
+        );
+        assert!(
+            !second.lock("lock", false).unwrap(),
+            "held by the first handle"
+        );
+        drop(first);
+        assert!(second.lock("lock", false).unwrap());
+        assert!(second.holds_lock());
+        second.unlock();
+        assert!(!second.holds_lock());
+    }
+
+    #[test]
+    fn the_root_lock_is_exclusive_until_its_holder_drops() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut first = RealFs::open(ws.path()).unwrap();
+        let mut second = RealFs::open(ws.path()).unwrap();
+        assert_eq!(first.lock_root(true).unwrap(), Some(true));
+        assert_eq!(second.lock_root(false).unwrap(), Some(false));
+        first.unlock();
+        assert_eq!(second.lock_root(false).unwrap(), Some(true));
+        assert_eq!(first.lock_root(false).unwrap(), Some(false));
+        drop(second);
+        assert_eq!(first.lock_root(false).unwrap(), Some(true));
+        assert_eq!(
+            std::fs::read_dir(ws.path()).unwrap().count(),
+            0,
+            "no file made"
+        );
+    }
+
+    #[test]
+    fn the_lock_file_is_never_followed_through_a_symlink() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("target"), "keep").unwrap();
+        std::os::unix::fs::symlink("target", ws.path().join("lock")).unwrap();
+        let mut fs = RealFs::open(ws.path()).unwrap();
+        assert!(fs.lock("lock", false).is_err());
     }
 
     #[test]

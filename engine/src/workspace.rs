@@ -2,8 +2,10 @@
 //! every entry point does (the tools through [`crate::dispatch`], `patchspec
 //! apply`, `call`, `exec` and the WebSocket plugin).
 //!
-//! - A **writer** ([`open_for_writing`]) takes the exclusive advisory lock
-//!   `.patchspec/lock` (`flock`), waiting for it, then rolls back any
+//! - A **writer** ([`open_for_writing`]) takes the exclusive advisory lock,
+//!   an `flock` on its own handle of the workspace root directory (no file
+//!   is created for it; where the filesystem cannot lock a directory, as NFS,
+//!   an `flock` on `.patchspec/lock`), waiting for it, then rolls back any
 //!   interrupted commit ([`crate::journal::recover`]). The lock lives in the
 //!   returned [`RealFs`] and is held until it is dropped: from the tool's
 //!   stale checks and planning through the commit and the journal's removal.
@@ -26,7 +28,8 @@ use crate::commit::{is_temp_name, PRIVATE_DIR};
 use crate::fs::{EntryKind, Fs, RealFs};
 use crate::journal::{self, Recovery};
 
-/// The writer lock's file.
+/// The writer lock's file, where the filesystem cannot lock the root
+/// directory itself (NFS).
 pub const LOCK_FILE: &str = ".patchspec/lock";
 
 fn recovery_failed(e: io::Error) -> io::Error {
@@ -51,9 +54,14 @@ pub fn open_for_writing(root: &Path) -> io::Result<RealFs> {
     Ok(fs)
 }
 
-/// Take the writer lock, creating `.patchspec/` when absent; `Ok(false)`
-/// when `.patchspec` is not a folder.
+/// Take the writer lock: an `flock` on the root directory itself, or, where
+/// the filesystem cannot lock a directory, on `.patchspec/lock` (created
+/// with its folder when absent); `Ok(false)` when that fallback is needed
+/// and `.patchspec` is not a folder.
 fn lock_writers(fs: &mut RealFs) -> io::Result<bool> {
+    if let Some(taken) = fs.lock_root(true)? {
+        return Ok(taken);
+    }
     match fs.kind(PRIVATE_DIR)? {
         Some(EntryKind::Dir) => {}
         None => {
@@ -64,10 +72,20 @@ fn lock_writers(fs: &mut RealFs) -> io::Result<bool> {
     fs.lock(LOCK_FILE, true)
 }
 
+/// Try the lock without waiting (a reader's recovery): true when taken.
+fn try_lock(fs: &mut RealFs) -> io::Result<bool> {
+    match fs.lock_root(false)? {
+        Some(taken) => Ok(taken),
+        None if fs.kind(LOCK_FILE)? == Some(EntryKind::File) => fs.lock(LOCK_FILE, false),
+        // No lock file: no writer on this filesystem ever took one.
+        None => Ok(true),
+    }
+}
+
 /// Open `root` to read: recover first only if a dead writer left a journal.
 pub fn open_for_reading(root: &Path) -> io::Result<RealFs> {
     let mut fs = RealFs::open(root)?;
-    if journal::pending(&fs)? && fs.lock(LOCK_FILE, false)? {
+    if journal::pending(&fs)? && try_lock(&mut fs)? {
         journal::recover(&fs).map_err(recovery_failed)?;
         fs.unlock();
     }
@@ -127,4 +145,59 @@ fn sweep(fs: &dyn Fs, dir: &str, removed: &mut usize) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recover_removes_the_engines_orphans_and_only_those() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        std::fs::create_dir(root.join("d")).unwrap();
+        for f in [
+            "a.txt",
+            "d/b.txt.0123456789abcdef.apply-patch.tmp",
+            "c.txt.fedcba9876543210.apply-patch.tmp",
+            "notes.apply-patch.tmp",
+            "x.0123456789ABCDEF.apply-patch.tmp",
+        ] {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        let done = recover(root).unwrap();
+        assert_eq!(done.orphans_removed, 2);
+        assert!(done.journal.is_nothing());
+        assert!(root.join("a.txt").exists());
+        assert!(root.join("notes.apply-patch.tmp").exists());
+        assert!(root.join("x.0123456789ABCDEF.apply-patch.tmp").exists());
+        assert!(!root
+            .join("d/b.txt.0123456789abcdef.apply-patch.tmp")
+            .exists());
+        assert_eq!(recover(root).unwrap(), Recovered::default());
+    }
+
+    #[test]
+    fn a_writer_leaves_no_file_behind_for_its_lock() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        std::fs::create_dir(root.join("cache")).unwrap();
+        std::os::unix::fs::symlink("cache", root.join(PRIVATE_DIR)).unwrap();
+        let fs = open_for_writing(root).unwrap();
+        assert!(fs.holds_lock());
+        drop(fs);
+        assert_eq!(std::fs::read_dir(root.join("cache")).unwrap().count(), 0);
+        let fresh = tempfile::tempdir().unwrap();
+        drop(open_for_writing(fresh.path()).unwrap());
+        assert_eq!(std::fs::read_dir(fresh.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_writer_holds_the_lock_and_a_reader_does_not_wait_for_it() {
+        let ws = tempfile::tempdir().unwrap();
+        let writer = open_for_writing(ws.path()).unwrap();
+        assert!(writer.holds_lock());
+        let reader = open_for_reading(ws.path()).unwrap();
+        assert!(!reader.holds_lock());
+    }
 }

@@ -721,6 +721,8 @@ mod tests {
                 "ok",                    // list it (clean-up)
                 "ok",                    // remove the marker
                 "ok",                    // remove the folder
+                "ok",                    // remove .patchspec/txn (empty)
+                "ok",                    // remove .patchspec (empty)
                 "HashFailed",            // read back
             ],
         );
@@ -764,6 +766,8 @@ mod tests {
                 "ok",                 // remove the pre-image link
                 "ok",                 // remove the marker
                 "ok",                 // remove the folder
+                "ok",                 // remove .patchspec/txn (empty)
+                "ok",                 // remove .patchspec (empty)
                 "HashFailed",         // read back
             ],
         );
