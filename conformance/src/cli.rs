@@ -41,6 +41,10 @@ pub enum Command {
     Apply(cmd_engine::ApplyArgs),
     /// Run one tool call and print its result document (the engine).
     Call(cmd_engine::CallArgs),
+    /// Roll back a commit interrupted by a crash, remove orphaned temp files, and say what was done (exit 0: the workspace is consistent).
+    Recover(cmd_engine::RecoverArgs),
+    /// List what the workspace trash (.patchspec/trash) holds: deleted and moved-away files, per commit.
+    Trash(cmd_engine::TrashArgs),
     /// The corpus compiled into this binary (`corpus export DIR`).
     #[command(subcommand)]
     Corpus(CorpusCommand),
@@ -335,6 +339,8 @@ pub fn main() -> i32 {
         Command::Apply(a) => Ok(cmd_engine::apply(a)),
         Command::Call(a) => Ok(cmd_engine::call(a)),
         Command::Corpus(CorpusCommand::Export(a)) => crate::corpus_source::export(a),
+        Command::Recover(a) => Ok(cmd_engine::recover(a)),
+        Command::Trash(a) => Ok(cmd_engine::trash(a)),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,8 @@
-//! The engine's own subcommands: `patchspec apply` and `patchspec call`.
-//! They parse nothing themselves beyond clap, and call the engine.
+//! The engine's own subcommands: `patchspec apply`, `patchspec call`,
+//! `patchspec recover` and `patchspec trash`. They parse nothing themselves
+//! beyond clap, and call the engine. `apply` takes the workspace's writer
+//! lock and recovers an interrupted commit first, as every tool call does
+//! (patchspec_engine::workspace).
 //!
 //! Exit codes: 0 applied (or the tool succeeded), 1 refused (the tool
 //! failed), 2 usage errors — and 2 when the output could not be written
@@ -13,8 +16,8 @@ use std::path::PathBuf;
 use crate::output::{eprintln_quietly, stdout, Quiet};
 
 use patchspec_engine::dispatch::{self, Session, ToolCall};
-use patchspec_engine::fs::RealFs;
 use patchspec_engine::tools::apply_patch::{self, ApplyOptions};
+use patchspec_engine::workspace;
 
 /// `patchspec apply [FILE|-]`: apply an envelope to a directory.
 #[derive(Clone, Debug, clap::Args)]
@@ -55,6 +58,152 @@ pub struct CallArgs {
     pub active_files: Option<PathBuf>,
 }
 
+/// `patchspec recover --root DIR`: finish (roll back) an interrupted commit.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RecoverArgs {
+    /// The workspace (default: the current directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+/// `patchspec trash --root DIR`: list what the workspace trash holds.
+#[derive(Clone, Debug, clap::Args)]
+pub struct TrashArgs {
+    /// The workspace (default: the current directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+/// Run `patchspec recover`: exit 0 when the workspace is now consistent
+/// (whether or not there was anything to do), 1 when recovery failed, 2 when
+/// the workspace cannot be opened.
+pub fn recover(args: &RecoverArgs) -> i32 {
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !root.is_dir() {
+        return usage(&format!("{} is not a directory", root.display()));
+    }
+    let done = match workspace::recover(&root) {
+        Ok(done) => done,
+        Err(e) => {
+            eprintln_quietly(format_args!("error: {}: {e}", root.display()));
+            return 1;
+        }
+    };
+    let j = done.journal;
+    let mut lines = Vec::new();
+    if j.interrupted > 0 {
+        lines.push(format!(
+            "rolled back {} file{} of {} interrupted commit{}; removed {} staged temp file{}",
+            j.rolled_back,
+            plural(j.rolled_back),
+            j.interrupted,
+            plural(j.interrupted),
+            j.temps_removed,
+            plural(j.temps_removed)
+        ));
+    }
+    if j.leftovers > 0 {
+        lines.push(format!(
+            "cleaned up after {} finished commit{}",
+            j.leftovers,
+            plural(j.leftovers)
+        ));
+    }
+    if done.orphans_removed > 0 {
+        lines.push(format!(
+            "removed {} orphaned temp file{} no journal named",
+            done.orphans_removed,
+            plural(done.orphans_removed)
+        ));
+    }
+    if lines.is_empty() {
+        lines.push("nothing to do: no interrupted commit".to_string());
+    }
+    let mut out = stdout();
+    for line in lines {
+        if let Err(e) = writeln!(out, "{line}") {
+            return output_failed(&e);
+        }
+    }
+    0
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Run `patchspec trash`: one line per transaction folder (oldest first:
+/// id, UTC time, bytes, file count), then its files indented.
+pub fn trash(args: &TrashArgs) -> i32 {
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let listed =
+        workspace::open_for_reading(&root).and_then(|fs| patchspec_engine::trash::list(&fs));
+    let entries = match listed {
+        Ok(entries) => entries,
+        Err(e) => return usage(&format!("cannot read the trash of {}: {e}", root.display())),
+    };
+    let bounds = patchspec_engine::trash::Bounds::default();
+    let mut out = stdout();
+    let mut write = || -> io::Result<()> {
+        writeln!(
+            out,
+            "trash: {} commit{} (kept: {} days, {} MiB in all; oldest pruned first)",
+            entries.len(),
+            plural(entries.len()),
+            bounds.max_age_ms / 86_400_000,
+            bounds.max_bytes >> 20
+        )?;
+        for e in &entries {
+            let size = e
+                .bytes
+                .map_or_else(|| "size unknown".to_string(), |b| format!("{b} bytes"));
+            writeln!(
+                out,
+                "{}  {}  {size}  {} file{}",
+                e.transaction,
+                utc(e.millis),
+                e.files.len(),
+                plural(e.files.len())
+            )?;
+            for f in &e.files {
+                writeln!(out, "  {f}")?;
+            }
+        }
+        out.flush()
+    };
+    match write() {
+        Ok(()) => 0,
+        Err(e) => output_failed(&e),
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` of Unix milliseconds (proleptic Gregorian).
+fn utc(millis: u128) -> String {
+    let secs = millis / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Days to civil date (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
 /// Run `patchspec apply`; returns the process exit code (0 applied, 1 refused, 2 usage).
 pub fn apply(args: &ApplyArgs) -> i32 {
     let envelope = match read_input(&args.file) {
@@ -82,7 +231,13 @@ pub fn apply(args: &ApplyArgs) -> i32 {
             .insert(path.to_string(), hex.to_string());
     }
     let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let fs = match RealFs::open(&root) {
+    // A dry run only reads: it does not wait for the writer lock.
+    let opened = if args.dry_run {
+        workspace::open_for_reading(&root)
+    } else {
+        workspace::open_for_writing(&root)
+    };
+    let fs = match opened {
         Ok(fs) => fs,
         Err(e) => {
             return usage(&format!(
@@ -212,4 +367,14 @@ fn read_input(name: &str) -> std::io::Result<Vec<u8>> {
 fn usage(message: &str) -> i32 {
     eprintln_quietly(format_args!("error: {message}"));
     2
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_formats_unix_millis() {
+        assert_eq!(super::utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::utc(1_700_000_000_123), "2023-11-14T22:13:20Z");
+        assert_eq!(super::utc(951_782_400_000), "2000-02-29T00:00:00Z");
+    }
 }

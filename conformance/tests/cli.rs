@@ -560,3 +560,101 @@ fn expect_sha_problems_are_named_before_an_envelope_that_is_not_utf8() {
     );
     assert_eq!(read(ws.path(), "b.txt"), None);
 }
+
+/// An interrupted commit, laid out as the engine's journal would leave it
+/// after a kill between its renames: `a.txt` already replaced (its pre-image
+/// kept as `pre-0`), `b.txt`'s temp still staged, `gone.txt` in the trash.
+fn interrupted_workspace() -> tempfile::TempDir {
+    let dir = workspace(&[
+        ("a.txt", "new a\n"),
+        ("b.txt", "old b\n"),
+        ("b.txt.0123456789abcdef.apply-patch.tmp", "new b\n"),
+        (".patchspec/txn/1-00000001-4/pre-0", "old a\n"),
+        (".patchspec/txn/1-00000001-4/renaming", ""),
+        (".patchspec/trash/1-00000001-4/gone.txt", "bye\n"),
+    ]);
+    let intent = serde_json::json!({
+        "version": 1,
+        "transaction": "1-00000001-4",
+        "steps": [
+            {"op": "update", "path": "a.txt", "temp": "a.txt.fedcba9876543210.apply-patch.tmp", "pre": ".patchspec/txn/1-00000001-4/pre-0"},
+            {"op": "delete", "path": "gone.txt", "trash": ".patchspec/trash/1-00000001-4/gone.txt"},
+            {"op": "update", "path": "b.txt", "temp": "b.txt.0123456789abcdef.apply-patch.tmp", "pre": ".patchspec/txn/1-00000001-4/pre-2"},
+        ],
+    });
+    std::fs::write(
+        dir.path().join(".patchspec/txn/1-00000001-4/intent"),
+        intent.to_string(),
+    )
+    .expect("write the intent");
+    dir
+}
+
+#[test]
+fn recover_rolls_an_interrupted_commit_back_and_says_so() {
+    let dir = interrupted_workspace();
+    let root = dir.path().to_str().expect("utf-8");
+    let out = run(&["recover", "--root", root], "", None);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "rolled back 2 files of 1 interrupted commit; removed 1 staged temp file\n"
+    );
+    assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("old a\n"));
+    assert_eq!(read(dir.path(), "b.txt").as_deref(), Some("old b\n"));
+    assert_eq!(read(dir.path(), "gone.txt").as_deref(), Some("bye\n"));
+    assert!(!dir
+        .path()
+        .join("b.txt.0123456789abcdef.apply-patch.tmp")
+        .exists());
+    assert!(!dir.path().join(".patchspec/txn/1-00000001-4").exists());
+    let again = run(&["recover", "--root", root], "", None);
+    assert_eq!(code(&again), 0);
+    assert_eq!(
+        text(&again.stdout),
+        "nothing to do: no interrupted commit\n"
+    );
+}
+
+#[test]
+fn any_tool_call_recovers_first() {
+    let dir = interrupted_workspace();
+    let root = dir.path().to_str().expect("utf-8");
+    let out = run(
+        &[
+            "call",
+            "workspace.read_file",
+            r#"{"path":"a.txt"}"#,
+            "--root",
+            root,
+        ],
+        "",
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("old a"), "{}", text(&out.stdout));
+    assert_eq!(read(dir.path(), "gone.txt").as_deref(), Some("bye\n"));
+}
+
+#[test]
+fn trash_lists_what_a_delete_put_there() {
+    let dir = workspace(&[("keep.txt", "k\n"), ("gone.txt", "bye\n")]);
+    let root = dir.path().to_str().expect("utf-8");
+    let out = run(
+        &["apply", "--root", root],
+        &envelope("*** Delete File: gone.txt\n"),
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let listed = run(&["trash", "--root", root], "", None);
+    assert_eq!(code(&listed), 0, "{}", text(&listed.stderr));
+    let stdout = text(&listed.stdout);
+    assert!(
+        stdout.starts_with("trash: 1 commit (kept: 7 days, 1024 MiB"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  4 bytes  1 file\n  gone.txt\n"),
+        "{stdout}"
+    );
+}

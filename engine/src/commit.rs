@@ -1,36 +1,50 @@
-//! The committer: the one atomic writer. A [`Change`] list is staged, then
-//! committed all-or-nothing; any failure rolls the workspace back to its
-//! captured pre-images.
+//! The committer: the one atomic writer. A [`Change`] list is committed
+//! all-or-nothing, and a commit cut short — by an I/O fault or by the process
+//! dying — is rolled back to its pre-state, exactly.
 //!
-//! Phases, as patch-envelope.md "Atomicity" prescribes:
+//! Phases (patch-envelope.md "Atomicity", plus the journal of
+//! docs/clarifications.md C-commit-journal):
+//! 0. **journal**: the intent record `.patchspec/txn/<transaction>/intent`
+//!    ([`crate::journal`]) lists every planned rename, every temp file to
+//!    stage and where each pre-image will be kept; it is fsync'd with its
+//!    folder before anything visible happens;
 //! 1. **stage**: every write goes to a sibling temp file
-//!    `<path>.<rand>.apply-patch.tmp`, fsync'd (the name part cut short when
-//!    the whole would exceed [`NAME_MAX`]: see [`temp_name`]);
+//!    `<path>.<16 hex>.apply-patch.tmp`, fsync'd (the name part cut short
+//!    when the whole would exceed [`NAME_MAX`]: see [`temp_name`]); then each
+//!    file to be replaced gets a second name in the transaction folder (a
+//!    hard link: no copy, however large; a copy only where the filesystem
+//!    refuses links), and a `renaming` marker is written and fsync'd;
 //! 2. **commit**: in plan order, each temp file is renamed over its target
 //!    and each deleted file is renamed into the workspace trash
 //!    (`.patchspec/trash/<transaction>/<path>`); then every touched directory
 //!    is fsync'd: the targets' parents, the trash folders a file went into
 //!    and the parents of every folder the commit created;
-//! 3. **rollback** (on any failure in 1 or 2): renamed files are restored from
-//!    their pre-image bytes (through a fresh temp file and rename, so a
-//!    restore is itself atomic), created files are removed, trashed files are
-//!    renamed back, staged temp files are unlinked and trash directories this
-//!    transaction created are removed; then the same directories are
-//!    fsync'd again, best effort (a failing fsync there is not reported:
-//!    the files are already as they were).
+//! 3. **commit point**: the intent record is removed (its folder fsync'd);
+//!    the pre-image links and the folder are then cleaned up, and the trash
+//!    is pruned to its bound ([`crate::trash`]). A fault in that clean-up
+//!    does not fail the commit (the next entry finishes it);
+//! 4. **rollback** (on any failure before the commit point): the same undo
+//!    that crash recovery runs ([`crate::journal::undo`]): staged temp files
+//!    are unlinked, replaced files get their pre-image renamed back, created
+//!    files are removed, trashed files are renamed back, the transaction's
+//!    trash folders and journal folder are removed; the touched directories
+//!    are fsync'd again, best effort.
 //!
-//! The trash is never pruned: the engine keeps no state between calls and
-//! cannot know when a user no longer needs a deleted file (C-commit-trash).
-//!
-//! What is not promised: durability of a rollback across a power loss in the
-//! middle of it, and isolation from a concurrent writer (there is no lock;
-//! the stale checks of each tool narrow that window but cannot close it).
-//! A second fault during rollback is reported as [`CommitError::rollback`]
-//! so the caller can say the workspace may not be as it was.
+//! Roll-back, not roll-forward: while the intent exists the commit has not
+//! happened, so a process killed anywhere in 0–3 leaves a state that the
+//! next engine entry ([`crate::workspace`]) or `patchspec recover` turns
+//! back into the exact pre-state; after a power loss the same holds on a
+//! filesystem that honours fsync and atomic rename. Not promised: that a
+//! commit whose success was never reported survives (it may be rolled back),
+//! and isolation from writers that are not this engine (engine writers take
+//! the workspace lock, C-commit-lock). A second fault during an in-process
+//! rollback is reported as [`CommitError::rollback`]; the intent then stays,
+//! and the next entry finishes the rollback.
 
 use std::io;
 
-use crate::fs::{file_name_of, parent_of, EntryKind, Fs};
+use crate::fs::{file_name_of, parent_of, Fs};
+use crate::journal::{self, Intent, Step};
 
 /// The private folder of the engine inside a workspace.
 pub const PRIVATE_DIR: &str = ".patchspec";
@@ -109,219 +123,207 @@ pub fn temp_name(path: &str) -> String {
     format!("{dir}{}{suffix}", &name[..keep])
 }
 
-/// What has been done so far, for rollback.
-enum Done {
-    Renamed { index: usize },
-    Trashed { index: usize, trash_path: String },
-    CreatedDir(String),
+/// A new transaction id: `<unix millis>-<random>-<bytes trashed>`. It names
+/// both the journal folder and the trash folder; ids sort by time, and the
+/// trash's size bound reads each folder's size from its name
+/// ([`crate::trash`]).
+fn new_transaction(changes: &[Change]) -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let trashed: usize = changes
+        .iter()
+        .map(|c| match c {
+            Change::Delete { before, .. } => before.len(),
+            Change::Write { .. } => 0,
+        })
+        .sum();
+    format!("{millis:013}-{:08x}-{trashed}", fastrand::u32(..))
+}
+
+/// The journal's view of `changes`: temp names, pre-image and trash paths.
+fn plan(transaction: &str, changes: &[Change]) -> Intent {
+    let steps = changes
+        .iter()
+        .enumerate()
+        .map(|(i, change)| match change {
+            Change::Write {
+                path,
+                before: Some(_),
+                ..
+            } => Step::Update {
+                path: path.clone(),
+                temp: temp_name(path),
+                pre: Intent::pre_path(transaction, i),
+            },
+            Change::Write {
+                path, before: None, ..
+            } => Step::Create {
+                path: path.clone(),
+                temp: temp_name(path),
+            },
+            Change::Delete { path, .. } => Step::Delete {
+                path: path.clone(),
+                trash: format!("{TRASH_DIR}/{transaction}/{path}"),
+            },
+        })
+        .collect();
+    Intent::new(transaction, steps)
 }
 
 /// Commit `changes` atomically: all of them, or none (see the module docs).
 pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
-    let transaction = format!(
-        "{}-{:08x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0),
-        fastrand::u32(..)
-    );
+    let transaction = new_transaction(changes);
+    let intent = plan(&transaction, changes);
+    // Phase 0: the intent record, durable before anything is visible.
+    if let Err(source) = journal::write_intent(fs, &intent) {
+        let clean = journal::discard(fs, &intent.dir()).is_ok();
+        journal::remove_empty_private_dirs(fs);
+        return Err(CommitError {
+            step: "journaling",
+            path: intent.dir(),
+            source,
+            rollback_incomplete: !clean,
+        });
+    }
+    let abort = |step: &'static str, path: &str, source: io::Error, renaming: bool| {
+        let clean = journal::undo(fs, &intent, renaming).is_ok()
+            && journal::discard(fs, &intent.dir()).is_ok();
+        journal::remove_empty_private_dirs(fs);
+        CommitError {
+            step,
+            path: path.to_string(),
+            source,
+            rollback_incomplete: !clean,
+        }
+    };
     // Phase 1: stage every write.
-    let mut temps: Vec<Option<String>> = vec![None; changes.len()];
-    for (i, change) in changes.iter().enumerate() {
-        if let Change::Write {
-            path, bytes, mode, ..
-        } = change
-        {
-            let tmp = temp_name(path);
-            if let Err(source) = fs.write_new(&tmp, bytes, *mode) {
-                // A failed write_new may have left a partial file behind.
-                let mut clean = unlink_quietly(fs, &tmp);
-                for t in temps.iter().flatten() {
-                    clean &= unlink_quietly(fs, t);
-                }
-                return Err(CommitError {
-                    step: "staging",
-                    path: path.clone(),
-                    source,
-                    rollback_incomplete: !clean,
-                });
+    for (step, change) in intent.steps.iter().zip(changes) {
+        if let (Some(temp), Change::Write { bytes, mode, .. }) = (step.temp(), change) {
+            if let Err(e) = fs.write_new(temp, bytes, *mode) {
+                return Err(abort("staging", change.path(), e, false));
             }
-            temps[i] = Some(tmp);
         }
     }
+    // Phase 1b: keep every pre-image (a hard link; a copy where links fail),
+    // then mark that renaming may begin.
+    for (step, change) in intent.steps.iter().zip(changes) {
+        if let (
+            Step::Update { path, pre, .. },
+            Change::Write {
+                before: Some(before),
+                mode,
+                ..
+            },
+        ) = (step, change)
+        {
+            let kept = match fs.hard_link(path, pre) {
+                Err(e) if links_unsupported(&e) => fs.write_new(pre, before, *mode),
+                other => other,
+            };
+            if let Err(e) = kept {
+                return Err(abort("journaling", path, e, false));
+            }
+        }
+    }
+    if let Err(e) = journal::mark_renaming(fs, &intent) {
+        return Err(abort("journaling", &intent.dir(), e, false));
+    }
     // Phase 2: rename into place, in plan order.
-    let mut done: Vec<Done> = Vec::new();
-    for (i, change) in changes.iter().enumerate() {
-        let result = match change {
-            Change::Write { path, .. } => {
-                let tmp = temps[i].as_deref().unwrap_or_default();
-                fs.rename(tmp, path).map(|()| {
-                    temps[i] = None;
-                    done.push(Done::Renamed { index: i });
-                })
-            }
-            Change::Delete { path, .. } => {
-                let trash_path = format!("{TRASH_DIR}/{transaction}/{path}");
-                ensure_dirs(fs, parent_of(&trash_path), &mut done)
-                    .and_then(|()| fs.rename(path, &trash_path))
-                    .map(|()| {
-                        done.push(Done::Trashed {
-                            index: i,
-                            trash_path,
-                        })
-                    })
-            }
+    let mut created_dirs: Vec<String> = Vec::new();
+    for (step, change) in intent.steps.iter().zip(changes) {
+        let result = match step {
+            Step::Update { path, temp, .. } | Step::Create { path, temp } => fs.rename(temp, path),
+            Step::Delete { path, trash } => journal::ensure_dirs(fs, parent_of(trash))
+                .map(|made| created_dirs.extend(made))
+                .and_then(|()| fs.rename(path, trash)),
         };
-        if let Err(source) = result {
-            let step = match change {
+        if let Err(e) = result {
+            let what = match change {
                 Change::Write { .. } => "renaming",
                 Change::Delete { .. } => "trashing",
             };
-            let clean = rollback(fs, changes, &mut temps, done);
-            return Err(CommitError {
-                step,
-                path: change.path().to_string(),
-                source,
-                rollback_incomplete: !clean,
-            });
+            return Err(abort(what, change.path(), e, true));
         }
     }
     // Phase 3: make the renames durable.
-    for dir in touched_dirs(changes, &done) {
-        if let Err(source) = fs.sync_dir(&dir) {
-            let clean = rollback(fs, changes, &mut temps, done);
-            return Err(CommitError {
-                step: "syncing",
-                path: dir.to_string(),
-                source,
-                rollback_incomplete: !clean,
-            });
+    for dir in touched_dirs(&intent, &created_dirs) {
+        if let Err(e) = fs.sync_dir(&dir) {
+            return Err(abort("syncing", &dir, e, true));
         }
+    }
+    // Phase 4: the commit point, then clean-up that no longer decides anything.
+    if let Err(e) = journal::commit_point(fs, &intent) {
+        return Err(abort("journaling", &intent.dir(), e, true));
+    }
+    let _ = journal::discard(fs, &intent.dir());
+    // A commit that trashed nothing leaves no private folder behind.
+    let _ = fs.remove_dir(journal::TXN_DIR);
+    let _ = fs.remove_dir(PRIVATE_DIR);
+    if changes.iter().any(|c| matches!(c, Change::Delete { .. })) {
+        let _ = crate::trash::prune(
+            fs,
+            &transaction,
+            crate::trash::Bounds::default(),
+            now_millis(),
+        );
     }
     Ok(())
 }
 
+/// True when a hard link failed because this filesystem (or this file)
+/// cannot have one, not because of a fault: the pre-image is then copied.
+fn links_unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EXDEV | libc::EMLINK | libc::EOPNOTSUPP | libc::ENOSYS)
+    )
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_millis() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
 /// Every directory whose entries a commit changed: the targets' parents, the
 /// trash folders files went into, the parents of created folders.
-fn touched_dirs(changes: &[Change], done: &[Done]) -> Vec<String> {
-    let mut dirs: Vec<String> = changes
+fn touched_dirs(intent: &Intent, created_dirs: &[String]) -> Vec<String> {
+    let mut dirs: Vec<String> = intent
+        .steps
         .iter()
-        .map(|c| parent_of(c.path()).to_string())
+        .map(|s| parent_of(s.path()).to_string())
         .collect();
-    for step in done {
-        match step {
-            Done::Trashed { trash_path, .. } => dirs.push(parent_of(trash_path).to_string()),
-            Done::CreatedDir(dir) => dirs.push(parent_of(dir).to_string()),
-            Done::Renamed { .. } => {}
+    for step in &intent.steps {
+        if let Step::Delete { trash, .. } = step {
+            dirs.push(parent_of(trash).to_string());
         }
+    }
+    for dir in created_dirs {
+        dirs.push(parent_of(dir).to_string());
     }
     dirs.sort_unstable();
     dirs.dedup();
     dirs
 }
 
-/// Create `dir` and its missing parents, recording each created one.
-fn ensure_dirs(fs: &dyn Fs, dir: &str, done: &mut Vec<Done>) -> io::Result<()> {
-    let mut prefix = String::new();
-    for part in dir.split('/') {
-        if !prefix.is_empty() {
-            prefix.push('/');
-        }
-        prefix.push_str(part);
-        match fs.kind(&prefix)? {
-            Some(EntryKind::Dir) => {}
-            None => {
-                fs.create_dir(&prefix)?;
-                done.push(Done::CreatedDir(prefix.clone()));
-            }
-            Some(_) => {
-                return Err(io::Error::other(format!(
-                    "{prefix} exists and is not a directory"
-                )))
-            }
-        }
-    }
-    Ok(())
-}
-
-fn unlink_quietly(fs: &dyn Fs, path: &str) -> bool {
-    match fs.remove_file(path) {
-        Ok(()) => true,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => true,
-        Err(_) => matches!(fs.kind(path), Ok(None)),
-    }
-}
-
-/// Undo `done` in reverse and unlink staged temps; true when all of it worked.
-fn rollback(
-    fs: &dyn Fs,
-    changes: &[Change],
-    temps: &mut [Option<String>],
-    done: Vec<Done>,
-) -> bool {
-    let dirs = touched_dirs(changes, &done);
-    let mut clean = true;
-    for step in done.into_iter().rev() {
-        clean &= match step {
-            Done::Renamed { index } => match &changes[index] {
-                Change::Write {
-                    path,
-                    before: Some(before),
-                    mode,
-                    ..
-                } => restore(fs, path, before, *mode),
-                Change::Write {
-                    path, before: None, ..
-                } => unlink_quietly(fs, path),
-                Change::Delete { .. } => false,
-            },
-            Done::Trashed { index, trash_path } => {
-                let change = &changes[index];
-                fs.rename(&trash_path, change.path()).is_ok() || {
-                    // The rename back failed: fall back to the captured bytes.
-                    match change {
-                        Change::Delete { path, before } => {
-                            restore(fs, path, before, None) && unlink_quietly(fs, &trash_path)
-                        }
-                        Change::Write { .. } => false,
-                    }
-                }
-            }
-            Done::CreatedDir(dir) => fs.remove_dir(&dir).is_ok(),
-        };
-    }
-    for tmp in temps.iter_mut() {
-        if let Some(t) = tmp.take() {
-            clean &= unlink_quietly(fs, &t);
-        }
-    }
-    // Best effort: a folder the rollback removed cannot be synced, and a
-    // failing fsync does not make the restored files differ.
-    for dir in dirs {
-        let _ = fs.sync_dir(&dir);
-    }
-    clean
-}
-
-/// Put `bytes` back at `path` atomically (temp file, then rename).
-fn restore(fs: &dyn Fs, path: &str, bytes: &[u8], mode: Option<u32>) -> bool {
-    let tmp = temp_name(path);
-    if fs.write_new(&tmp, bytes, mode).is_err() {
-        unlink_quietly(fs, &tmp);
-        // Last resort: the slot may be empty (a rename that half happened).
-        return fs.kind(path).ok().flatten().is_none() && fs.write_new(path, bytes, mode).is_ok();
-    }
-    if fs.rename(&tmp, path).is_err() {
-        unlink_quietly(fs, &tmp);
-        return false;
-    }
-    true
-}
-
-/// True when `name` looks like a staged temp file of this engine.
+/// True when `name` is a staged temp file of this engine: it ends in
+/// `.<16 lowercase hex digits>.apply-patch.tmp`, exactly what [`temp_name`]
+/// makes (a user's `notes.apply-patch.tmp` is not one).
 pub fn is_temp_name(name: &str) -> bool {
-    file_name_of(name).ends_with(".apply-patch.tmp")
+    let Some(stem) = file_name_of(name).strip_suffix(".apply-patch.tmp") else {
+        return false;
+    };
+    let Some(dot) = stem.len().checked_sub(17) else {
+        return false;
+    };
+    stem.as_bytes()[dot] == b'.'
+        && stem.as_bytes()[dot + 1..]
+            .iter()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 #[cfg(test)]
@@ -360,6 +362,14 @@ pub(crate) mod tests {
         let mut out = BTreeMap::new();
         walk(root, root, &mut out);
         out
+    }
+
+    /// [`snapshot`] without the engine's private folder (its lock file and
+    /// journal folders are not workspace content).
+    pub(crate) fn visible_snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+        let mut all = snapshot(root);
+        all.retain(|k, _| !k.starts_with(".patchspec/"));
+        all
     }
 
     fn setup() -> (tempfile::TempDir, Vec<Change>) {
@@ -414,41 +424,114 @@ pub(crate) mod tests {
         assert!(after.keys().all(|k| !is_temp_name(k)));
     }
 
+    /// The index, in a commit's operation log, of the commit point (the
+    /// removal of the intent record); faults after it are clean-up faults.
+    pub(crate) fn commit_point_of(log: &[(FsOp, String)]) -> usize {
+        log.iter()
+            .position(|(op, p)| *op == FsOp::RemoveFile && p.ends_with("/intent"))
+            .expect("the commit removed its intent record")
+    }
+
     /// The fault-injection proof: fail every step of the commit, one at a
-    /// time, and the tree must be byte-for-byte as before, with no temp files.
+    /// time; up to the commit point the tree must be byte-for-byte as before,
+    /// after it (clean-up) the commit stands; never a temp file.
     #[test]
     fn a_fault_at_any_step_leaves_the_tree_as_it_was() {
-        let steps = {
+        let (steps, commit_point, post) = {
             let (dir, changes) = setup();
             let real = RealFs::open(dir.path()).unwrap();
             let counting = FaultFs::new(&real, |_| true, None);
             commit(&counting, &changes).unwrap();
-            counting.count()
+            let mut post = visible_snapshot(dir.path());
+            post.retain(|k, _| !k.starts_with(".patchspec"));
+            (counting.count(), commit_point_of(&counting.log()), post)
         };
         assert!(steps >= 10, "the commit has {steps} steps");
-        let mut failures = 0;
         for k in 0..steps {
             let (dir, changes) = setup();
             let before = snapshot(dir.path());
             let real = RealFs::open(dir.path()).unwrap();
             let faulty = FaultFs::new(&real, |_| true, Some(k));
-            match commit(&faulty, &changes) {
-                Ok(()) => {
-                    // Only a fault in a read-only probe that the commit can
-                    // tolerate may let it succeed; it must then be complete.
-                    let after = snapshot(dir.path());
-                    assert_eq!(after["a.txt"], b"a2\n", "step {k}");
-                }
-                Err(e) => {
-                    failures += 1;
-                    assert!(e.rollback(), "step {k}: {e}");
-                    assert_eq!(snapshot(dir.path()), before, "step {k}: {:?}", faulty.log());
-                }
+            let result = commit(&faulty, &changes);
+            let after = snapshot(dir.path());
+            assert!(after.keys().all(|p| !is_temp_name(p)), "step {k}");
+            if k > commit_point {
+                assert!(
+                    result.is_ok(),
+                    "step {k}: a clean-up fault is not a failure"
+                );
+                let mut visible = visible_snapshot(dir.path());
+                visible.retain(|k, _| !k.starts_with(".patchspec"));
+                assert_eq!(visible, post, "step {k}");
+                continue;
             }
+            let e = result.expect_err(&format!("step {k} ({:?}) surfaced", faulty.log().get(k)));
+            assert!(e.rollback(), "step {k}: {e}");
+            assert_eq!(after, before, "step {k}: {:?}", faulty.log());
+        }
+    }
+
+    /// The crash proof: the process "dies" at every step of the commit (no
+    /// rollback runs); recovery then gives exactly the pre-state (before the
+    /// commit point) or the post-state (after it), no temp file, no journal.
+    #[test]
+    fn a_crash_at_any_step_is_recovered_to_the_pre_or_post_state() {
+        let (steps, commit_point, post) = {
+            let (dir, changes) = setup();
+            let real = RealFs::open(dir.path()).unwrap();
+            let counting = FaultFs::new(&real, |_| true, None);
+            commit(&counting, &changes).unwrap();
+            (
+                counting.count(),
+                commit_point_of(&counting.log()),
+                visible_snapshot(dir.path()),
+            )
+        };
+        let mut rolled_back = 0;
+        for k in 0..steps {
+            let (dir, changes) = setup();
+            let before = visible_snapshot(dir.path());
+            let real = RealFs::open(dir.path()).unwrap();
+            let dying = FaultFs::dying(&real, |_| true, k);
+            let _ = commit(&dying, &changes);
+            let recovery = crate::journal::recover(&real).unwrap();
+            rolled_back += recovery.rolled_back;
+            let mut after = visible_snapshot(dir.path());
+            assert!(
+                after.keys().all(|p| !is_temp_name(p)),
+                "step {k}: {after:?}"
+            );
+            assert!(
+                !crate::journal::pending(&real).unwrap(),
+                "step {k}: a journal is left"
+            );
+            // The trash keeps what a finished commit deleted; compare the
+            // workspace proper.
+            after.retain(|p, _| !p.starts_with(".patchspec"));
+            let mut post = post.clone();
+            post.retain(|p, _| !p.starts_with(".patchspec"));
+            let mut before = before.clone();
+            before.retain(|p, _| !p.starts_with(".patchspec"));
+            if k > commit_point {
+                assert_eq!(after, post, "step {k}");
+            } else {
+                assert_eq!(after, before, "step {k} ({:?})", dying.log().get(k));
+                // Nothing of the dead transaction is left in the trash.
+                let trash = snapshot(dir.path())
+                    .into_keys()
+                    .filter(|p| p.starts_with(".patchspec/trash/") && !p.ends_with('/'))
+                    .count();
+                assert_eq!(trash, 0, "step {k}");
+            }
+            // Recovery is idempotent.
+            assert!(
+                crate::journal::recover(&real).unwrap().is_nothing(),
+                "step {k}"
+            );
         }
         assert!(
-            failures >= steps - 2,
-            "{failures} of {steps} injected faults surfaced"
+            rolled_back >= 4,
+            "some crashes came after renames: {rolled_back}"
         );
     }
 

@@ -63,8 +63,21 @@ pub const SUPPORTED_TOOLS: &[&str] = &[
 ];
 
 /// Run one tool call against its workspace.
+///
+/// A tool that may write opens the workspace with the writer lock
+/// ([`crate::tools::open_for_writing`]); every tool first recovers an
+/// interrupted commit left by a dead writer (see [`crate::workspace`]).
 pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
-    call_with(call, &crate::tools::open_real)
+    // Recover before anything else, even a call its params will refuse
+    // (one lstat when the workspace is clean). A failure here is not
+    // reported here: the tool's own open recovers again and reports it in
+    // the tool's vocabulary.
+    let _ = crate::workspace::open_for_reading(call.workspace_root);
+    if crate::tools::writes(call.tool_name) {
+        call_with(call, &crate::tools::open_for_writing)
+    } else {
+        call_with(call, &crate::tools::open_real)
+    }
 }
 
 /// [`call`], opening the workspace with `open` instead of the real

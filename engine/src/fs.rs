@@ -8,6 +8,14 @@
 //! resolves every path beneath it (cap-std, `openat2(RESOLVE_BENEATH)` on
 //! Linux): even if a directory is swapped for a symlink after the guard
 //! checked the path, the kernel refuses to follow it out of the workspace.
+//!
+//! Reads open without blocking (`O_NONBLOCK`) and check the opened handle
+//! with `fstat`: a path swapped for a FIFO, socket or device between a
+//! tool's check and the open is refused, never waited on
+//! (docs/clarifications.md, C-fs-nonblocking). The workspace lock of
+//! [`crate::workspace`] is an `flock` held by a [`RealFs`] on its own handle
+//! of the root directory ([`RealFs::lock_root`]; a lock file where a
+//! filesystem cannot lock directories, [`RealFs::lock`]).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -62,6 +70,8 @@ pub trait Fs: Send + Sync {
     /// Create `path` (which must not exist), write `bytes`, set `mode` when
     /// given, fsync it.
     fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()>;
+    /// Make `link` (which must not exist) a second name of the file `original`.
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()>;
     /// Rename `from` to `to`, replacing a file at `to`.
     fn rename(&self, from: &str, to: &str) -> io::Result<()>;
     /// Remove a file or symlink.
@@ -78,6 +88,36 @@ pub trait Fs: Send + Sync {
 pub struct RealFs {
     root: Dir,
     root_path: PathBuf,
+    /// The locked file (the root directory, or the fallback lock file) while
+    /// this handle holds the lock (released on drop, and by the kernel when
+    /// the process dies).
+    lock: Option<cap_std::fs::File>,
+}
+
+/// `flock(fd, LOCK_EX)`: `Some(true)` taken, `Some(false)` held elsewhere
+/// (only without `wait`), `None` when this filesystem cannot lock this kind
+/// of file (NFS emulates `flock` with write locks, which a directory cannot
+/// take).
+fn flock_exclusive(fd: std::os::fd::RawFd, wait: bool) -> io::Result<Option<bool>> {
+    let operation = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    loop {
+        // SAFETY: flock on a descriptor the caller owns; no memory is shared.
+        let rc = unsafe { libc::flock(fd, operation) };
+        if rc == 0 {
+            return Ok(Some(true));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) if !wait => return Ok(Some(false)),
+            Some(libc::EBADF | libc::ENOLCK | libc::EOPNOTSUPP | libc::EINVAL) => return Ok(None),
+            _ => return Err(e),
+        }
+    }
 }
 
 impl RealFs {
@@ -87,7 +127,81 @@ impl RealFs {
         Ok(RealFs {
             root: dir,
             root_path: root.to_path_buf(),
+            lock: None,
         })
+    }
+
+    /// Take the exclusive advisory lock of this workspace on the root
+    /// directory itself (`flock` on this handle's own descriptor of it: no
+    /// file is created for it) and keep it until this handle is dropped or
+    /// [`RealFs::unlock`]ed. With `wait`, block until it is free; without,
+    /// `Some(false)` when another open handle holds it. `None` when the
+    /// filesystem cannot lock a directory: use [`RealFs::lock`] on a file.
+    pub fn lock_root(&mut self, wait: bool) -> io::Result<Option<bool>> {
+        use cap_std::fs::OpenOptionsExt;
+        use std::os::fd::AsRawFd;
+        if self.holds_lock() {
+            return Ok(Some(true));
+        }
+        // A descriptor of its own (the held root handle may be O_PATH,
+        // which flock refuses), so the lock is this handle's alone.
+        let dir = self.root.open_with(
+            ".",
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC),
+        )?;
+        let taken = flock_exclusive(dir.as_raw_fd(), wait)?;
+        if taken == Some(true) {
+            self.lock = Some(dir);
+        }
+        Ok(taken)
+    }
+
+    /// The fallback: take the exclusive advisory lock as an `flock` on the
+    /// file `lock_path` (created when absent, never through a symlink; its
+    /// folder must exist), kept until this handle is dropped. With `wait`,
+    /// block until it is free; without, return `Ok(false)` when another open
+    /// file holds it. Taking it twice through one handle is a no-op.
+    pub fn lock(&mut self, lock_path: &str, wait: bool) -> io::Result<bool> {
+        use cap_std::fs::OpenOptionsExt;
+        use std::os::fd::AsRawFd;
+        if self.holds_lock() {
+            return Ok(true);
+        }
+        let file = self.root.open_with(
+            lock_path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC),
+        )?;
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::other(format!(
+                "{lock_path} is not a regular file"
+            )));
+        }
+        match flock_exclusive(file.as_raw_fd(), wait)? {
+            Some(true) => {
+                self.lock = Some(file);
+                Ok(true)
+            }
+            Some(false) => Ok(false),
+            None => Err(io::Error::other(format!(
+                "{lock_path}: this filesystem cannot lock files"
+            ))),
+        }
+    }
+
+    /// Release the workspace lock, if held.
+    pub fn unlock(&mut self) {
+        self.lock = None;
+    }
+
+    /// True while this handle holds the workspace lock.
+    pub fn holds_lock(&self) -> bool {
+        self.lock.is_some()
     }
 
     /// The path this workspace was opened at.
@@ -106,7 +220,26 @@ fn rel(path: &str) -> &str {
 
 impl Fs for RealFs {
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
-        self.root.read(rel(path))
+        use cap_std::fs::OpenOptionsExt;
+        use std::io::Read;
+        // O_NONBLOCK: opening a FIFO must not wait for a writer; the handle
+        // is then checked, so a FIFO, socket or device is refused unread.
+        let mut file = self.root.open_with(
+            rel(path),
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC),
+        )?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{path} is not a regular file"),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
     }
 
     fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
@@ -157,6 +290,10 @@ impl Fs for RealFs {
         file.sync_all()
     }
 
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
+        self.root.hard_link(original, &self.root, link)
+    }
+
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         self.root.rename(from, &self.root, to)
     }
@@ -202,6 +339,8 @@ pub enum FsOp {
     Mode,
     /// [`Fs::write_new`]
     WriteNew,
+    /// [`Fs::hard_link`]
+    HardLink,
     /// [`Fs::rename`]
     Rename,
     /// [`Fs::remove_file`]
@@ -219,7 +358,12 @@ impl FsOp {
     pub fn is_mutation(self) -> bool {
         matches!(
             self,
-            FsOp::WriteNew | FsOp::Rename | FsOp::RemoveFile | FsOp::CreateDir | FsOp::RemoveDir
+            FsOp::WriteNew
+                | FsOp::HardLink
+                | FsOp::Rename
+                | FsOp::RemoveFile
+                | FsOp::CreateDir
+                | FsOp::RemoveDir
         )
     }
 }
@@ -231,12 +375,17 @@ impl FsOp {
 /// other operation, including those after the failure (rollback), succeeds,
 /// which is the model of a single transient fault. Built with
 /// [`FaultFs::panicking`], it panics there instead: the model of a bug,
-/// which each tool must turn into its internal-error result.
+/// which each tool must turn into its internal-error result. Built with
+/// [`FaultFs::dying`], every operation from the chosen one on fails: the
+/// model of a process killed there, which never gets to roll back (crash
+/// recovery, [`crate::journal::recover`], must then restore the workspace).
 pub struct FaultFs<'a> {
     inner: &'a dyn Fs,
     filter: fn(FsOp) -> bool,
     fail_at: Option<usize>,
     panics: bool,
+    dies: bool,
+    dead: std::sync::atomic::AtomicBool,
     seen: AtomicUsize,
     log: Mutex<Vec<(FsOp, String)>>,
 }
@@ -249,6 +398,8 @@ impl<'a> FaultFs<'a> {
             filter,
             fail_at,
             panics: false,
+            dies: false,
+            dead: std::sync::atomic::AtomicBool::new(false),
             seen: AtomicUsize::new(0),
             log: Mutex::new(Vec::new()),
         }
@@ -259,6 +410,15 @@ impl<'a> FaultFs<'a> {
         FaultFs {
             panics: true,
             ..FaultFs::new(inner, filter, Some(panic_at))
+        }
+    }
+
+    /// "Die" at the `die_at`-th operation that `filter` selects: it and every
+    /// later operation fail, as if the process had been killed there.
+    pub fn dying(inner: &'a dyn Fs, filter: fn(FsOp) -> bool, die_at: usize) -> Self {
+        FaultFs {
+            dies: true,
+            ..FaultFs::new(inner, filter, Some(die_at))
         }
     }
 
@@ -276,11 +436,22 @@ impl<'a> FaultFs<'a> {
         if let Ok(mut log) = self.log.lock() {
             log.push((op, path.to_string()));
         }
+        if self.dead.load(Ordering::SeqCst) {
+            return Err(io::Error::other(format!(
+                "the process died before {op:?} ({path})"
+            )));
+        }
         if !(self.filter)(op) {
             return Ok(());
         }
         let n = self.seen.fetch_add(1, Ordering::SeqCst);
         if Some(n) == self.fail_at {
+            if self.dies {
+                self.dead.store(true, Ordering::SeqCst);
+                return Err(io::Error::other(format!(
+                    "the process died at {op:?} #{n} ({path})"
+                )));
+            }
             if self.panics {
                 panic!("injected panic at {op:?} #{n} ({path})");
             }
@@ -316,6 +487,10 @@ impl Fs for FaultFs<'_> {
     fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
         self.gate(FsOp::WriteNew, path)?;
         self.inner.write_new(path, bytes, mode)
+    }
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
+        self.gate(FsOp::HardLink, link)?;
+        self.inner.hard_link(original, link)
     }
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         self.gate(FsOp::Rename, from)?;
@@ -396,6 +571,55 @@ mod tests {
         fs.write_new("c", b"3", None).unwrap();
         assert_eq!(fs.count(), 3);
         assert_eq!(real.kind("b").unwrap(), None);
+    }
+
+    #[test]
+    fn the_lock_is_exclusive_until_its_holder_drops() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut first = RealFs::open(ws.path()).unwrap();
+        let mut second = RealFs::open(ws.path()).unwrap();
+        assert!(first.lock("lock", true).unwrap());
+        assert!(
+            first.lock("lock", true).unwrap(),
+            "taking it twice is a no-op"
+        );
+        assert!(
+            !second.lock("lock", false).unwrap(),
+            "held by the first handle"
+        );
+        drop(first);
+        assert!(second.lock("lock", false).unwrap());
+        assert!(second.holds_lock());
+        second.unlock();
+        assert!(!second.holds_lock());
+    }
+
+    #[test]
+    fn the_root_lock_is_exclusive_until_its_holder_drops() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut first = RealFs::open(ws.path()).unwrap();
+        let mut second = RealFs::open(ws.path()).unwrap();
+        assert_eq!(first.lock_root(true).unwrap(), Some(true));
+        assert_eq!(second.lock_root(false).unwrap(), Some(false));
+        first.unlock();
+        assert_eq!(second.lock_root(false).unwrap(), Some(true));
+        assert_eq!(first.lock_root(false).unwrap(), Some(false));
+        drop(second);
+        assert_eq!(first.lock_root(false).unwrap(), Some(true));
+        assert_eq!(
+            std::fs::read_dir(ws.path()).unwrap().count(),
+            0,
+            "no file made"
+        );
+    }
+
+    #[test]
+    fn the_lock_file_is_never_followed_through_a_symlink() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("target"), "keep").unwrap();
+        std::os::unix::fs::symlink("target", ws.path().join("lock")).unwrap();
+        let mut fs = RealFs::open(ws.path()).unwrap();
+        assert!(fs.lock("lock", false).is_err());
     }
 
     #[test]

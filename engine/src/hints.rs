@@ -587,6 +587,9 @@ mod tests {
         fn write_new(&self, _: &str, _: &[u8], _: Option<u32>) -> io::Result<()> {
             unsupported()
         }
+        fn hard_link(&self, _: &str, _: &str) -> io::Result<()> {
+            unsupported()
+        }
         fn rename(&self, _: &str, _: &str) -> io::Result<()> {
             unsupported()
         }

@@ -7,6 +7,8 @@
 //!
 //! - [`hash`], [`fs`], [`path_guard`], [`commit`]: one hash helper, one
 //!   filesystem seam, one path guard and one atomic writer, shared by every tool;
+//!   [`journal`] (the commit's intent record and crash recovery), [`trash`]
+//!   (its bound) and [`workspace`] (the writer lock and recovery on entry);
 //! - [`text`]: line views over file bytes (endings, BOM, final newline);
 //! - [`envelope`] (grammar), [`matching`] (zero-fuzz hunk location),
 //!   [`diagnose`] (why an edit did not apply; failure path only), and the
@@ -25,7 +27,10 @@ pub mod envelope;
 pub mod fs;
 pub mod hash;
 pub mod hints;
+pub mod journal;
 pub mod matching;
 pub mod path_guard;
 pub mod text;
 pub mod tools;
+pub mod trash;
+pub mod workspace;

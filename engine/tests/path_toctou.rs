@@ -58,6 +58,10 @@ impl Fs for SwapFs {
         self.before(FsOp::WriteNew)?;
         self.inner.write_new(path, bytes, mode)
     }
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
+        self.before(FsOp::HardLink)?;
+        self.inner.hard_link(original, link)
+    }
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         self.before(FsOp::Rename)?;
         self.inner.rename(from, to)

@@ -306,7 +306,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeEr
 
 /// Run one `apply_change` call.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_real)
+    run_with(call, &crate::tools::open_for_writing)
 }
 
 /// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.

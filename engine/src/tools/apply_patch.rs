@@ -178,7 +178,7 @@ pub struct Applied {
 
 /// Run one `apply_patch` call from its wire params.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_real)
+    run_with(call, &crate::tools::open_for_writing)
 }
 
 /// [`run`], opening the workspace with `open`. A panic (a bug) is

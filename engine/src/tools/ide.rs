@@ -397,7 +397,9 @@ fn collect(
         if is_dir && !prefix.is_empty() && rel.split('/').eq(prefix.iter().map(String::as_str)) {
             *seen_start = true;
         }
-        if entry.file_type().is_some_and(|t| t.is_file()) {
+        // A commit's staged temp file is never workspace content, even while
+        // a concurrent writer holds it (C-commit-temp-name).
+        if entry.file_type().is_some_and(|t| t.is_file()) && !crate::commit::is_temp_name(&rel) {
             files.push(rel);
         }
     }
@@ -416,6 +418,18 @@ mod tests {
             std::fs::write(p, "x\n").unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn the_walk_never_lists_an_engine_temp_file() {
+        let dir = ws(&[
+            "a.txt",
+            "d/b.txt",
+            "d/b.txt.0123456789abcdef.apply-patch.tmp",
+            "notes.apply-patch.tmp",
+        ]);
+        let files = walk_files(dir.path(), "", None).unwrap();
+        assert_eq!(files, ["a.txt", "d/b.txt", "notes.apply-patch.tmp"]);
     }
 
     #[test]

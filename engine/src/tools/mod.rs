@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use crate::dispatch::ToolOutcome;
-use crate::fs::{Fs, RealFs};
+use crate::fs::Fs;
 
 pub mod apply_change;
 pub mod apply_patch;
@@ -32,9 +32,25 @@ pub mod write_patch;
 /// How a tool opens the workspace at a root: [`open_real`] in production.
 pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;
 
-/// The real workspace: [`RealFs`] on the root.
+/// The real workspace, to read: [`RealFs`] on the root, after recovering
+/// an interrupted commit of a dead writer ([`crate::workspace::open_for_reading`]).
 pub fn open_real(root: &Path) -> io::Result<Box<dyn Fs>> {
-    Ok(Box::new(RealFs::open(root)?))
+    Ok(Box::new(crate::workspace::open_for_reading(root)?))
+}
+
+/// The real workspace, to write: the writer lock held until the returned
+/// handle is dropped, and any interrupted commit rolled back
+/// ([`crate::workspace::open_for_writing`]).
+pub fn open_for_writing(root: &Path) -> io::Result<Box<dyn Fs>> {
+    Ok(Box::new(crate::workspace::open_for_writing(root)?))
+}
+
+/// True for the tools that may write (they take the writer lock).
+pub fn writes(tool_name: &str) -> bool {
+    matches!(
+        tool_name,
+        "apply_patch" | "workspace_write_patch" | "workspace_create_file" | "apply_change"
+    )
 }
 
 /// Run a tool's body; if it panics, return `on_panic()` (the tool's

@@ -179,6 +179,28 @@ impl Fs for MemFs {
         })
     }
 
+    /// A copy: the model has no inodes, and the engine never changes a file
+    /// in place, so a second name and a copy cannot be told apart here.
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
+        self.with_nodes(|n| {
+            let Some(node @ Node::File(..)) = n.get(original).cloned() else {
+                return Err(err(
+                    io::ErrorKind::NotFound,
+                    "link source is not a file",
+                    original,
+                ));
+            };
+            if n.contains_key(link) {
+                return Err(err(io::ErrorKind::AlreadyExists, "link exists", link));
+            }
+            if !is_dir(n, parent(link)) {
+                return Err(err(io::ErrorKind::NotFound, "no parent directory", link));
+            }
+            n.insert(link.to_string(), node);
+            Ok(())
+        })
+    }
+
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         self.with_nodes(|n| {
             let Some(Node::File(..)) = n.get(from) else {

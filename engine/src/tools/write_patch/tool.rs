@@ -26,7 +26,7 @@ use crate::tools::{guarded, OpenFs};
 
 /// Run one `workspace_write_patch` call: validate, then apply atomically.
 pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_real)
+    run_with(call, &crate::tools::open_for_writing)
 }
 
 /// [`run`], opening the workspace with `open`. A panic (a bug) is an

@@ -1,0 +1,298 @@
+//! Crash recovery through every tool: a writing tool's process "dies" at
+//! each filesystem step of its call ([`FaultFs::dying`]: that step and every
+//! later one fail, so no rollback runs), then the next tool call on the
+//! workspace — each of the eight tools in turn, through `dispatch::call`, the
+//! production entry — must first recover it: the visible tree is then
+//! exactly the pre-state or exactly the post-state, with no temp file and no
+//! journal left. Also: two writers serialize on the workspace lock, and a
+//! FIFO swapped in for a file is refused, never waited on.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use patchspec_engine::commit::is_temp_name;
+use patchspec_engine::dispatch::{call, call_with, Session, ToolCall, ToolOutcome};
+use patchspec_engine::fs::{FaultFs, Fs, RealFs};
+use patchspec_engine::journal;
+use serde_json::{json, Value};
+
+/// Every visible file (the engine's `.patchspec/` left out), with its bytes.
+fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".patchspec" {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                out.insert(format!("{rel}/"), Vec::new());
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(dir.path().join("from.txt"), "move me\n").unwrap();
+    std::fs::create_dir(dir.path().join("p")).unwrap();
+    std::fs::write(
+        dir.path().join("p/A.java"),
+        "package p;\nclass A {\n  void f() { g(); }\n  void g() {}\n}\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// The writing tools, with params that change several files where the tool can.
+fn writes() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: gone.txt\n*** Update File: from.txt\n*** Move to: p/to.txt\n@@\n-move me\n+moved\n*** Add File: new.txt\n+new\n*** End Patch\n"}),
+        ),
+        (
+            "workspace_write_patch",
+            json!({"files": [{
+                "docPath": "a.txt",
+                "originalSha256": patchspec_engine::hash::sha256_hex(b"a\n"),
+                "changes": [{"operation": "replace", "startLine": 1, "endLine": 1, "expectedOriginalLines": ["a"], "newLines": ["b"]}]
+            }, {
+                "docPath": "gone.txt",
+                "originalSha256": patchspec_engine::hash::sha256_hex(b"bye\n"),
+                "changes": [{"operation": "insert", "afterLine": 1, "newLines": ["more"]}]
+            }]}),
+        ),
+        (
+            "workspace_create_file",
+            json!({"path": "n/e/w.txt", "content": "x\n"}),
+        ),
+        (
+            "apply_change",
+            json!({"relativePath": "a.txt", "searchContent": "a", "replaceContent": "b"}),
+        ),
+    ]
+}
+
+/// A call of each tool that reaches the workspace (used as "the next call").
+fn any_call(i: usize) -> (&'static str, Value) {
+    let all = [
+        ("read_file", json!({"relativePath": "p/A.java"})),
+        ("grep_file", json!({"pattern": "class"})),
+        ("call_chain", json!({"method": "p.A.f"})),
+        ("workspace.read_file", json!({"path": "p/A.java"})),
+        (
+            "apply_change",
+            json!({"relativePath": "p/A.java", "searchContent": "nothing here", "replaceContent": "x"}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: p/A.java\n@@\n-no such line\n+x\n*** End Patch\n"}),
+        ),
+        (
+            "workspace_create_file",
+            json!({"path": "p/A.java", "content": "x"}),
+        ),
+        (
+            "workspace_write_patch",
+            json!({"files": [{"docPath": "p/A.java", "originalSha256": "0".repeat(64), "changes": []}]}),
+        ),
+    ];
+    all[i % all.len()].clone()
+}
+
+fn run(tool: &str, params: &Value, root: &Path, fs: Option<&dyn Fs>) -> ToolOutcome {
+    let session = Session::default();
+    let call_ = ToolCall {
+        tool_name: tool,
+        params,
+        workspace_root: root,
+        session: &session,
+    };
+    match fs {
+        None => call(&call_),
+        Some(fs) => {
+            let open = |_: &Path| -> std::io::Result<Box<dyn Fs + '_>> { Ok(Box::new(Wrap(fs))) };
+            call_with(&call_, &open)
+        }
+    }
+}
+
+/// A borrowed [`Fs`] as a boxed one.
+struct Wrap<'a>(&'a dyn Fs);
+
+impl Fs for Wrap<'_> {
+    fn read(&self, p: &str) -> std::io::Result<Vec<u8>> {
+        self.0.read(p)
+    }
+    fn kind(&self, p: &str) -> std::io::Result<Option<patchspec_engine::fs::EntryKind>> {
+        self.0.kind(p)
+    }
+    fn read_link(&self, p: &str) -> std::io::Result<std::path::PathBuf> {
+        self.0.read_link(p)
+    }
+    fn list_dir(&self, p: &str) -> std::io::Result<Vec<(String, patchspec_engine::fs::EntryKind)>> {
+        self.0.list_dir(p)
+    }
+    fn mode(&self, p: &str) -> std::io::Result<u32> {
+        self.0.mode(p)
+    }
+    fn write_new(&self, p: &str, b: &[u8], m: Option<u32>) -> std::io::Result<()> {
+        self.0.write_new(p, b, m)
+    }
+    fn hard_link(&self, o: &str, l: &str) -> std::io::Result<()> {
+        self.0.hard_link(o, l)
+    }
+    fn rename(&self, f: &str, t: &str) -> std::io::Result<()> {
+        self.0.rename(f, t)
+    }
+    fn remove_file(&self, p: &str) -> std::io::Result<()> {
+        self.0.remove_file(p)
+    }
+    fn create_dir(&self, p: &str) -> std::io::Result<()> {
+        self.0.create_dir(p)
+    }
+    fn remove_dir(&self, p: &str) -> std::io::Result<()> {
+        self.0.remove_dir(p)
+    }
+    fn sync_dir(&self, p: &str) -> std::io::Result<()> {
+        self.0.sync_dir(p)
+    }
+}
+
+#[test]
+fn a_tool_killed_at_any_step_is_recovered_by_the_next_call_of_any_tool() {
+    let mut next = 0;
+    for (tool, params) in writes() {
+        let (steps, post) = {
+            let dir = workspace();
+            let real = RealFs::open(dir.path()).unwrap();
+            let counting = FaultFs::new(&real, |_| true, None);
+            let out = run(tool, &params, dir.path(), Some(&counting));
+            assert!(out.success, "{tool}: {}", out.result);
+            (counting.count(), visible(dir.path()))
+        };
+        let mut saw_pre = 0;
+        let mut saw_post = 0;
+        for k in 0..steps {
+            let dir = workspace();
+            let pre = visible(dir.path());
+            let real = RealFs::open(dir.path()).unwrap();
+            let dying = FaultFs::dying(&real, |_| true, k);
+            let _ = run(tool, &params, dir.path(), Some(&dying));
+            // The next call, through the production entry.
+            let (next_tool, next_params) = any_call(next);
+            next += 1;
+            let _ = run(next_tool, &next_params, dir.path(), None);
+            let after = visible(dir.path());
+            let what = format!(
+                "{tool} died at step {k} ({:?}); next: {next_tool}",
+                dying.log().last()
+            );
+            assert!(after.keys().all(|p| !is_temp_name(p)), "{what}: {after:?}");
+            assert!(
+                !journal::pending(&real).unwrap(),
+                "{what}: a journal is left"
+            );
+            // create_file makes the new file's parent folders before its
+            // commit (outside the journal): empty folders may stay.
+            let mut after_files = after.clone();
+            let mut pre_files = pre.clone();
+            if tool == "workspace_create_file" {
+                after_files.retain(|p, _| !p.ends_with('/') || pre.contains_key(p));
+                pre_files.retain(|p, _| !p.ends_with('/'));
+                after_files.retain(|p, _| !p.ends_with('/'));
+            }
+            let mut post_files = post.clone();
+            if tool == "workspace_create_file" {
+                post_files.retain(|p, _| !p.ends_with('/'));
+            }
+            if after_files == pre_files {
+                saw_pre += 1;
+            } else if after_files == post_files {
+                saw_post += 1;
+            } else {
+                panic!("{what}: a mixed tree: {after:?}");
+            }
+        }
+        assert!(
+            saw_pre > 0 && saw_post > 0,
+            "{tool}: {saw_pre} pre, {saw_post} post"
+        );
+    }
+}
+
+#[test]
+fn two_writers_on_one_workspace_run_one_after_the_other() {
+    // Two threads, each an apply_patch editing its own line of one file,
+    // with the stale check of the original content: exactly one succeeds,
+    // the other is refused as stale, and the file holds the winner's edit.
+    for _ in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let original = "1\n2\n3\n4\n";
+        std::fs::write(dir.path().join("f.txt"), original).unwrap();
+        let sha = patchspec_engine::hash::sha256_hex(original.as_bytes());
+        let root = dir.path().to_path_buf();
+        let results: Vec<ToolOutcome> = std::thread::scope(|s| {
+            let handles: Vec<_> = [("1", "one"), ("4", "four")]
+                .into_iter()
+                .map(|(line, new)| {
+                    let root = root.clone();
+                    let sha = sha.clone();
+                    s.spawn(move || {
+                        let params = json!({
+                            "patch": format!("*** Begin Patch\n*** Update File: f.txt\n@@\n-{line}\n+{new}\n*** End Patch\n"),
+                            "expectedSha256ByPath": {"f.txt": sha},
+                        });
+                        run("apply_patch", &params, &root, None)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let ok: Vec<bool> = results.iter().map(|r| r.success).collect();
+        assert_eq!(ok.iter().filter(|o| **o).count(), 1, "{results:?}");
+        let loser = results.iter().find(|r| !r.success).unwrap();
+        assert_eq!(
+            loser.result["error"]["kind"], "stale_file",
+            "{}",
+            loser.result
+        );
+        let text = std::fs::read_to_string(dir.path().join("f.txt")).unwrap();
+        assert!(
+            text == "one\n2\n3\n4\n" || text == "1\n2\n3\nfour\n",
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_fifo_where_a_file_was_is_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.txt");
+    let status = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("mkfifo is not available; skipped");
+        return;
+    }
+    let fs = RealFs::open(dir.path()).unwrap();
+    // Without O_NONBLOCK this open would wait forever for a writer.
+    let e = fs.read("pipe.txt").unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    let out = run(
+        "read_file",
+        &json!({"relativePath": "pipe.txt"}),
+        dir.path(),
+        None,
+    );
+    assert!(!out.success, "{}", out.result);
+}
