@@ -17,8 +17,9 @@
 //! Files containing a NUL byte are binary and are not searched.
 //!
 //! `limit` (default 20) caps the matching lines returned, across all files, in
-//! path order then line order; `totalMatches` counts them all and `truncated`
-//! says some were left out (C-ide-grep-limit). Each match may carry
+//! path order then line order, and so does [`MAX_RESULT_TEXT_BYTES`] of line
+//! text; `totalMatches` counts them all and `truncated` says some were left
+//! out (C-ide-grep-limit). Each match may carry
 //! `context_lines` lines before and after it, independently of its
 //! neighbours. Read-only: nothing is written. Directory listing goes through
 //! the `ignore` crate (no symlink is followed); file bytes through [`Fs`].
@@ -26,8 +27,9 @@
 //! Cost: O(P) to build the matcher for a pattern of P bytes (a regex: at
 //! most the two limits above), then O(F) per file of F bytes (memmem and
 //! the `regex` crate's search are linear in the line; folding is one pass),
-//! holding one file at a time: memory O(P + largest file + the `limit`
-//! matches returned with their context).
+//! holding one file at a time: memory O(P + largest file +
+//! [`MAX_RESULT_TEXT_BYTES`]). Sizing a match's window costs O(its lines),
+//! paid only while the answer has room.
 
 use ignore::types::{Types, TypesBuilder};
 use memchr::memmem;
@@ -46,6 +48,16 @@ use crate::tools::ide_read_file::not_found;
 
 /// The default of `limit`.
 pub const DEFAULT_LIMIT: u64 = 20;
+
+/// The most bytes of line text (matches and their context) one result
+/// carries: past it no more matches are listed and `truncated` is set, so
+/// a huge `limit` with a huge `context_lines` cannot make the answer grow
+/// as matches × context (C-ide-grep-limit).
+pub const MAX_RESULT_TEXT_BYTES: usize = 16 * 1024 * 1024;
+
+/// What each line listed costs against [`MAX_RESULT_TEXT_BYTES`] on top of
+/// its text: about the size of a JSON string value in memory.
+pub const LINE_OVERHEAD_BYTES: usize = 32;
 
 /// The name under which an extension filter (`.kt`) is registered (letters
 /// and digits only, as the `ignore` crate requires).
@@ -365,6 +377,7 @@ pub fn grep(
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
     let context = usize::try_from(args.context_lines).unwrap_or(usize::MAX);
     let mut matches = Vec::new();
+    let mut text_left = MAX_RESULT_TEXT_BYTES;
     let (mut searched, mut with_matches, mut total) = (0u64, 0u64, 0u64);
     for path in &files {
         // A file that vanished or cannot be read is skipped, as ripgrep does.
@@ -381,8 +394,25 @@ pub fn grep(
             }
             any = true;
             total += 1;
-            if matches.len() < limit {
-                matches.push(one_match(path, &lines, i, args.context_lines > 0, context));
+            if matches.len() < limit && text_left > 0 {
+                let window = if args.context_lines > 0 {
+                    i.saturating_sub(context)..lines.len().min(i.saturating_add(context) + 1)
+                } else {
+                    i..i + 1
+                };
+                // A line counts its text plus what a JSON string costs in
+                // memory, so empty lines are paid for too.
+                let bytes: usize = window
+                    .map(|j| lines.content(j).len() + LINE_OVERHEAD_BYTES)
+                    .sum();
+                if bytes <= text_left {
+                    text_left -= bytes;
+                    matches.push(one_match(path, &lines, i, args.context_lines > 0, context));
+                } else {
+                    // Stop listing (a later, smaller match would break the
+                    // path-then-line order of a prefix).
+                    text_left = 0;
+                }
             }
         }
         with_matches += u64::from(any);
@@ -574,6 +604,37 @@ mod tests {
                 .is_match(&bytes);
             proptest::prop_assert_eq!(matcher(&a).unwrap().is_match(&bytes), want);
         }
+    }
+
+    /// Every line matches, with a context of every line: the answer stops
+    /// at MAX_RESULT_TEXT_BYTES of text instead of growing as lines², and
+    /// empty lines count too.
+    #[test]
+    fn the_answer_text_is_bounded() {
+        let line = "a".repeat(1023);
+        let n = 4096; // 4 MB of lines: each match's window is the whole file
+        let file = format!("{line}\n").repeat(n);
+        let dir = ws(&[("a.txt", file.as_bytes())]);
+        let doc = run_on(
+            &dir,
+            json!({"pattern": "a", "limit": 1_000_000, "context_lines": 1_000_000}),
+        )
+        .unwrap();
+        assert_eq!(doc["totalMatches"], n);
+        assert_eq!(doc["truncated"], true);
+        let shown = doc["matches"].as_array().unwrap().len();
+        assert_eq!(
+            shown,
+            MAX_RESULT_TEXT_BYTES / ((1023 + LINE_OVERHEAD_BYTES) * n)
+        );
+        let dir = ws(&[("e.txt", "\n".repeat(1 << 16).as_bytes())]);
+        let doc = run_on(
+            &dir,
+            json!({"pattern": "^$", "regex": true, "limit": 1_000_000, "context_lines": 1_000_000}),
+        )
+        .unwrap();
+        let shown = doc["matches"].as_array().unwrap().len();
+        assert_eq!(shown, MAX_RESULT_TEXT_BYTES / (LINE_OVERHEAD_BYTES << 16));
     }
 
     #[test]
