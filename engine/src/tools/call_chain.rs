@@ -330,11 +330,7 @@ fn text(node: Node<'_>, src: &[u8]) -> String {
 fn display_prefix(bytes: &[u8], max: usize, steps: &mut u64) -> String {
     let mut out = String::new();
     let (mut count, mut gap) = (0, false);
-    let chars = bytes.utf8_chunks().flat_map(|chunk| {
-        let bad = (!chunk.invalid().is_empty()).then_some(char::REPLACEMENT_CHARACTER);
-        chunk.valid().chars().chain(bad)
-    });
-    for c in chars {
+    for c in lossy_chars(bytes) {
         *steps += 1;
         if c.is_whitespace() {
             gap = count > 0;
@@ -352,6 +348,58 @@ fn display_prefix(bytes: &[u8], max: usize, steps: &mut u64) -> String {
         }
     }
     out
+}
+
+/// How many bytes [`lossy_chars`] decodes at a time.
+const DECODE_WINDOW: usize = 64;
+
+/// The characters of `bytes` as `String::from_utf8_lossy` gives them (one
+/// U+FFFD per maximal invalid sequence), decoded lazily [`DECODE_WINDOW`]
+/// bytes at a time: taking the first k characters costs O(k), where
+/// `utf8_chunks` would validate the whole rest first.
+fn lossy_chars(bytes: &[u8]) -> impl Iterator<Item = char> + '_ {
+    let mut pos = 0;
+    let mut pending = "".chars();
+    let mut bad = false;
+    std::iter::from_fn(move || loop {
+        if let Some(c) = pending.next() {
+            return Some(c);
+        }
+        if bad {
+            bad = false;
+            return Some(char::REPLACEMENT_CHARACTER);
+        }
+        if pos >= bytes.len() {
+            return None;
+        }
+        let end = (pos + DECODE_WINDOW).min(bytes.len());
+        let window = &bytes[pos..end];
+        match std::str::from_utf8(window) {
+            Ok(text) => {
+                pending = text.chars();
+                pos = end;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                pending = std::str::from_utf8(&window[..valid])
+                    .unwrap_or_default()
+                    .chars();
+                match e.error_len() {
+                    Some(n) => {
+                        bad = true;
+                        pos += valid + n;
+                    }
+                    // A character cut by the window's end: read it whole
+                    // with the next window.
+                    None if end < bytes.len() && valid > 0 => pos += valid,
+                    None => {
+                        bad = true;
+                        pos = end;
+                    }
+                }
+            }
+        }
+    })
 }
 
 fn collapse(s: &str) -> String {
@@ -1599,8 +1647,10 @@ mod tests {
         #[test]
         fn display_prefix_is_the_collapsed_text_cut(
             bytes in proptest::collection::vec(
-                proptest::sample::select(vec![b'a', b' ', b'\n', b'.', 0xC3, 0xA9, 0xFF]),
-                0..120,
+                proptest::sample::select(vec![
+                    b'a', b' ', b'\n', b'.', 0xC3, 0xA9, 0xFF, 0xF0, 0x9F, 0x98, 0x80,
+                ]),
+                0..400,
             ),
         ) {
             let mut want = collapse(&String::from_utf8_lossy(&bytes));
@@ -1609,6 +1659,8 @@ mod tests {
             }
             let mut steps = 0;
             proptest::prop_assert_eq!(display_prefix(&bytes, MAX_DISPLAY_CHARS, &mut steps), want);
+            let lossy: String = lossy_chars(&bytes).collect();
+            proptest::prop_assert_eq!(lossy, String::from_utf8_lossy(&bytes));
         }
     }
 
