@@ -27,7 +27,12 @@
 //!
 //! Cost, for S bytes of Java source: parsing (tree-sitter) and indexing are
 //! one pass each, every syntax node visited once with explicit stacks (no
-//! recursion), a call's display text reads at most 61 characters: O(S).
+//! recursion; a node with no named children is counted, never pushed, so a
+//! chain `a.b().c()…` holds one pending node per level): O(S) time and
+//! memory, the index keeping a fixed-size record per call site plus its
+//! name. How an external call reads is built only when shown, from at most
+//! 61 characters of its receiver. tree-sitter's syntax tree (70 to 110
+//! bytes a node, one file at a time) dominates the memory.
 //! Qualified names are not stored but rebuilt from parent links when shown,
 //! and type nesting is limited to [`MAX_TYPE_NESTING`] levels
 //! (`nesting_too_deep` past it, C-ide-chain-nesting), so resolving an
@@ -234,8 +239,10 @@ pub struct CallSite {
     kind: CallKind,
     args: usize,
     recv: Recv,
-    /// How the call reads (`repo.save`, `new Order`), for external callees.
-    display: String,
+    /// The receiver's byte range in the file (`repo` in `repo.save()`):
+    /// how an external callee reads is built from it only when shown
+    /// ([`Index::display`]), not kept per call site.
+    receiver: Option<(usize, usize)>,
     ty: usize,
 }
 
@@ -263,13 +270,13 @@ impl Link {
 }
 
 /// One node-to-be of a callers or callees list.
-enum Entry<'a> {
+enum Entry {
     /// A caller and its call sites.
     Caller(Caller, Vec<usize>),
     /// A resolved callee and the call sites that reach it.
     Callee(usize, Vec<usize>),
     /// An external callee, by how it reads, and its call sites.
-    External(&'a str, Vec<usize>),
+    External(String, Vec<usize>),
 }
 
 /// The parsed Java sources of a workspace.
@@ -308,14 +315,29 @@ pub struct Index {
     /// Unit steps of indexing work (tests only), as the matcher counts.
     #[cfg(test)]
     work: std::cell::Cell<u64>,
+    /// The most syntax nodes the scan held pending at once (tests only).
+    #[cfg(test)]
+    peak_pending: usize,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Ctx {
     ty: Option<usize>,
     caller: Option<Caller>,
     locals: Option<usize>,
     anon: bool,
+}
+
+/// The kind of a pending node's parent, as far as the scan asks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Parent {
+    /// A `class_body`: a `block` in it is an instance initializer.
+    ClassBody,
+    /// `new T() { … }` or an enum constant: a `class_body` in it is an
+    /// anonymous class.
+    Creation,
+    /// Anything else.
+    Other,
 }
 
 fn text(node: Node<'_>, src: &[u8]) -> String {
@@ -653,18 +675,20 @@ impl Index {
             })
             .map(|n| collapse(&text(n, src)).replace(' ', ""));
         self.packages.push(package);
-        let mut stack = vec![(
-            root,
-            Ctx {
-                ty: None,
-                caller: None,
-                locals: None,
-                anon: false,
-            },
-            "",
-        )];
-        while let Some((node, ctx, parent_kind)) = stack.pop() {
+        // The contexts in force, each stored once: a stack entry names its
+        // context by index and its parent's kind by [`Parent`], so a pending
+        // node costs 48 bytes, whatever the context holds.
+        let mut ctxs = vec![Ctx {
+            ty: None,
+            caller: None,
+            locals: None,
+            anon: false,
+        }];
+        let mut stack: Vec<(Node<'_>, usize, Parent)> = vec![(root, 0, Parent::Other)];
+        let mut cursor = root.walk();
+        while let Some((node, ctx_id, parent_kind)) = stack.pop() {
             self.tick(1);
+            let ctx = ctxs[ctx_id];
             let mut child_ctx = ctx;
             let kind = node.kind();
             if is_type_decl(kind) {
@@ -787,16 +811,14 @@ impl Index {
                         is_static: true,
                     });
                 }
-            } else if kind == "block" && ctx.caller.is_none() && parent_kind == "class_body" {
+            } else if kind == "block" && ctx.caller.is_none() && parent_kind == Parent::ClassBody {
                 if let Some(ty) = ctx.ty {
                     child_ctx.caller = Some(Caller::Init {
                         ty,
                         is_static: false,
                     });
                 }
-            } else if kind == "class_body"
-                && matches!(parent_kind, "object_creation_expression" | "enum_constant")
-            {
+            } else if kind == "class_body" && parent_kind == Parent::Creation {
                 // An anonymous class: its methods are not declarations of
                 // their own; their calls belong to the enclosing member.
                 child_ctx.anon = true;
@@ -814,8 +836,37 @@ impl Index {
             ) {
                 self.call(file, node, src, ctx, locals);
             }
-            let kids = named(node);
-            stack.extend(kids.into_iter().rev().map(|k| (k, child_ctx, kind)));
+            let child_id = if child_ctx == ctx {
+                ctx_id
+            } else {
+                ctxs.push(child_ctx);
+                ctxs.len() - 1
+            };
+            let as_parent = match kind {
+                "class_body" => Parent::ClassBody,
+                "object_creation_expression" | "enum_constant" => Parent::Creation,
+                _ => Parent::Other,
+            };
+            // A child with no named children of its own (an identifier, `()`,
+            // an empty block) declares and calls nothing: it is counted, not
+            // pushed, so a long chain (`this.c().c()…`) keeps one pending
+            // node per level instead of three.
+            let start = stack.len();
+            for k in node.named_children(&mut cursor) {
+                if k.is_extra() {
+                    continue;
+                }
+                if k.named_child_count() == 0 {
+                    self.tick(1);
+                } else {
+                    stack.push((k, child_id, as_parent));
+                }
+            }
+            stack[start..].reverse();
+            #[cfg(test)]
+            {
+                self.peak_pending = self.peak_pending.max(stack.len());
+            }
         }
         Ok(())
     }
@@ -836,7 +887,7 @@ impl Index {
         });
         let args = arg_count(node);
         let local = |name: &str| ctx.locals.and_then(|l| locals[l].get(name).cloned());
-        let (name, kind, recv, display) = match node.kind() {
+        let (name, kind, recv, receiver) = match node.kind() {
             "method_invocation" => {
                 let Some(name) = node.child_by_field_name("name").map(|n| text(n, src)) else {
                     return;
@@ -867,17 +918,8 @@ impl Index {
                         _ => Recv::Unknown,
                     },
                 };
-                let display = match object {
-                    None => name.clone(),
-                    Some(o) => {
-                        let mut steps = 0;
-                        let receiver = &src[o.start_byte()..o.end_byte()];
-                        let t = display_prefix(receiver, MAX_DISPLAY_CHARS, &mut steps);
-                        self.tick(steps);
-                        format!("{t}.{name}")
-                    }
-                };
-                (name, CallKind::Method, recv, display)
+                let receiver = object.map(|o| (o.start_byte(), o.end_byte()));
+                (name, CallKind::Method, recv, receiver)
             }
             "object_creation_expression" => {
                 let Some(t) = node
@@ -886,21 +928,16 @@ impl Index {
                 else {
                     return;
                 };
-                (
-                    t.clone(),
-                    CallKind::New,
-                    Recv::Typed(t.clone()),
-                    format!("new {t}"),
-                )
+                (t.clone(), CallKind::New, Recv::Typed(t), None)
             }
             _ => {
                 let is_super = node
                     .child_by_field_name("constructor")
                     .is_some_and(|c| c.kind() == "super");
                 if is_super {
-                    (String::new(), CallKind::Super, Recv::Super, "super".into())
+                    (String::new(), CallKind::Super, Recv::Super, None)
                 } else {
-                    (String::new(), CallKind::This, Recv::Implicit, "this".into())
+                    (String::new(), CallKind::This, Recv::Implicit, None)
                 }
             }
         };
@@ -912,7 +949,7 @@ impl Index {
             kind,
             args,
             recv,
-            display,
+            receiver,
             ty,
         });
     }
@@ -1281,7 +1318,27 @@ impl Index {
 
     /// One level of the tree below a set of methods, sorted; each entry is
     /// turned into a node by [`Index::node`] only if the budget allows.
-    fn level(&self, of: &[usize], up: bool) -> Vec<Entry<'_>> {
+    /// How call site `s` reads (`repo.save`, `new Order`, `this`): the
+    /// receiver's first [`MAX_DISPLAY_CHARS`] characters, whitespace
+    /// collapsed, then the name.
+    fn display(&self, s: usize) -> String {
+        let call = &self.calls[s];
+        match (call.kind, call.receiver) {
+            (CallKind::New, _) => format!("new {}", call.name),
+            (CallKind::This, _) => "this".into(),
+            (CallKind::Super, _) => "super".into(),
+            (CallKind::Method, None) => call.name.clone(),
+            (CallKind::Method, Some((start, end))) => {
+                let mut steps = 0;
+                let receiver = &self.sources[call.file][start..end];
+                let text = display_prefix(receiver, MAX_DISPLAY_CHARS, &mut steps);
+                self.tick(steps);
+                format!("{text}.{}", call.name)
+            }
+        }
+    }
+
+    fn level(&self, of: &[usize], up: bool) -> Vec<Entry> {
         let mut sites: Vec<usize> = if up {
             of.iter().flat_map(|&m| self.sites_calling(m)).collect()
         } else {
@@ -1292,7 +1349,7 @@ impl Index {
         };
         sites.sort_unstable();
         sites.dedup();
-        let mut entries: Vec<((usize, usize, usize), Entry<'_>)> = Vec::new();
+        let mut entries: Vec<((usize, usize, usize), Entry)> = Vec::new();
         if up {
             let mut groups: BTreeMap<Caller, Vec<usize>> = BTreeMap::new();
             for s in sites {
@@ -1310,13 +1367,10 @@ impl Index {
         } else {
             // Resolved callees by declaration, external ones by how they read.
             let mut resolved: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-            let mut external: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            let mut external: BTreeMap<String, Vec<usize>> = BTreeMap::new();
             for s in sites {
                 match &self.links[s] {
-                    Link::External => external
-                        .entry(self.calls[s].display.as_str())
-                        .or_default()
-                        .push(s),
+                    Link::External => external.entry(self.display(s)).or_default().push(s),
                     Link::Typed(targets) => {
                         for &t in targets {
                             resolved.entry(t).or_default().push(s);
@@ -1348,7 +1402,7 @@ impl Index {
     }
 
     /// The node for one entry, and the method it would expand to.
-    fn node(&self, entry: Entry<'_>, include_source: bool) -> (Map<String, Value>, Option<usize>) {
+    fn node(&self, entry: Entry, include_source: bool) -> (Map<String, Value>, Option<usize>) {
         match entry {
             Entry::Caller(Caller::Method(m), sites) => {
                 let mut o = self.method_node(m, include_source);
@@ -1573,8 +1627,8 @@ mod tests {
     /// The audit's shape: `return this.c().c()…;`. Each call's receiver is
     /// the whole chain before it, and its display text was built from all of
     /// it (160 KB: 8.6 s); now the indexing steps stay within a constant
-    /// factor of the source (and the display's fixed 61 characters per
-    /// call), at every size.
+    /// factor of the source, the scan holds one pending node per level, and
+    /// a display, built only when shown, reads a fixed 61 characters.
     #[test]
     fn work_is_linear_on_a_long_call_chain() {
         let mut per_byte = Vec::new();
@@ -1582,14 +1636,45 @@ mod tests {
             let src = format!("class A {{ A c() {{ return this{}; }} }}", ".c()".repeat(n));
             let index = index_of(&src).unwrap();
             assert_eq!(index.calls.len(), n);
+            // Indexing visits the nodes once each and reads no receiver.
             let work = index.work.get();
-            // The nodes once each, and at most MAX_DISPLAY_CHARS + 1
-            // characters of each receiver.
-            let bound = 4 * src.len() + (MAX_DISPLAY_CHARS + 1) * n;
+            let bound = 2 * src.len();
             assert!(work < bound as u64, "n={n}: {work} steps > {bound}");
-            per_byte.push(work as f64 / src.len() as f64);
+            // One pending node per level of the chain, not three: the
+            // identifiers and `()` are counted, never pushed.
+            assert!(
+                index.peak_pending <= 4,
+                "n={n}: {} pending",
+                index.peak_pending
+            );
+            // Showing every call's display reads at most MAX_DISPLAY_CHARS
+            // + 1 characters of each receiver.
+            let shown: Vec<String> = (0..n).map(|s| index.display(s)).collect();
+            assert_eq!(shown[n - 1], "this.c");
+            assert_eq!(shown[0].chars().count(), MAX_DISPLAY_CHARS + 2);
+            let all = index.work.get() - work;
+            let bound = (MAX_DISPLAY_CHARS + 1) * n;
+            assert!(all <= bound as u64, "n={n}: {all} steps > {bound}");
+            per_byte.push(index.work.get() as f64 / src.len() as f64);
         }
         assert!(per_byte[2] < per_byte[0] * 1.2, "{per_byte:?}");
+    }
+
+    /// A per-call-site record stays small (136 bytes, plus its name and a
+    /// receiver type's name on the heap): how it reads is rebuilt from the
+    /// source when shown, not stored.
+    #[test]
+    fn a_call_site_record_is_small() {
+        assert!(
+            std::mem::size_of::<CallSite>() <= 136,
+            "{}",
+            std::mem::size_of::<CallSite>()
+        );
+        let index =
+            index_of("class A { void m() { a.b.c(); new B(); this.d(); } A() { this(1); } }")
+                .unwrap();
+        let shown: Vec<String> = (0..index.calls.len()).map(|s| index.display(s)).collect();
+        assert_eq!(shown, ["a.b.c", "new B", "this.d", "this"]);
     }
 
     /// Nested types, each with a call the outward walk cannot resolve: at
