@@ -301,8 +301,11 @@ fn print_changes(
 }
 
 fn print_json(out: &mut Quiet<io::Stdout>, value: &serde_json::Value) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
-    writeln!(out)?;
+    // One write: stdout is line-buffered, and a result of a million lines
+    // (a call_chain's call sites) written line by line cost seconds.
+    let mut text = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    text.push(b'\n');
+    out.write_all(&text)?;
     out.flush()
 }
 

@@ -25,14 +25,28 @@
 //! (globs, e.g. `.patchspec`) are left out together with everything below
 //! them. Stray temporary files (`*.apply-patch.tmp`) are ordinary extra files.
 //! What it leaves out: owners and timestamps.
+//!
+//! Cost (a hostile executor may leave anything behind): a snapshot streams
+//! each regular file in 64 KiB chunks, keeping the bytes of a file of at
+//! most [`SMALL_FILE_BYTES`] (to render its diff) and only the length and
+//! SHA-256 of a bigger one ([`Entry::Large`]); it stops with an error, and
+//! the case fails with that reason, once the files of one tree pass the
+//! per-case limit ([`DEFAULT_WORKSPACE_LIMIT`], [`RunRoot::set_workspace_limit`])
+//! or the tree passes [`MAX_ENTRIES`] entries. Memory is O(limit) whatever
+//! is on disk, and a file past the limit is judged by its size alone, never
+//! read. A workspace or case directory the executor replaced with a symlink
+//! is reported, never followed. A case directory is removed even while a
+//! detached child still writes into it: the processes working there are
+//! killed and the removal retried ([`remove_dir_hard`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use sha2::{Digest, Sha256};
 
 use crate::case::{Content, Expect, ExpectFiles, Given};
 
@@ -40,12 +54,35 @@ use crate::case::{Content, Expect, ExpectFiles, Given};
 pub const SENTINEL_TEXT: &str =
     "patchspec sentinel: an executor must never change this file or this directory\n";
 
+/// A regular file larger than this is snapshotted as its length and
+/// SHA-256 ([`Entry::Large`]), read in chunks; up to it, its bytes are kept
+/// so a difference can be shown.
+pub const SMALL_FILE_BYTES: u64 = 64 * 1024;
+
+/// The default per-case limit on the bytes of the files in one snapshot (a
+/// workspace, or the rest of a case directory): 256 MiB, far above any
+/// corpus case; past it the case fails with the reason.
+pub const DEFAULT_WORKSPACE_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// The most entries (files, directories, links) in one snapshot.
+pub const MAX_ENTRIES: usize = 100_000;
+
 /// One entry of a tree snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
     /// A regular file: its bytes, and its permission bits (`None` in an
     /// expected tree: not compared).
     File(Vec<u8>, Option<u32>),
+    /// A regular file bigger than [`SMALL_FILE_BYTES`]: its length, the
+    /// SHA-256 of its bytes and its permission bits, as for `File`.
+    Large {
+        /// Length in bytes.
+        len: u64,
+        /// SHA-256 of the bytes.
+        sha256: [u8; 32],
+        /// Permission bits (`None`: not compared).
+        mode: Option<u32>,
+    },
     /// A directory.
     Dir,
     /// A symbolic link and its target, as stored.
@@ -58,7 +95,7 @@ impl Entry {
     /// `file`, `directory`, `symlink` or `special file`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Entry::File(..) => "file",
+            Entry::File(..) | Entry::Large { .. } => "file",
             Entry::Dir => "directory",
             Entry::Symlink(_) => "symlink",
             Entry::Other => "special file",
@@ -87,9 +124,43 @@ impl TreeDiff {
     }
 }
 
+/// `entry` in the form a snapshot gives it: a file bigger than
+/// [`SMALL_FILE_BYTES`] (from an expected tree) as its length and digest.
+fn as_snapshotted(entry: &Entry) -> Entry {
+    match entry {
+        Entry::File(bytes, mode) if bytes.len() as u64 > SMALL_FILE_BYTES => Entry::Large {
+            len: bytes.len() as u64,
+            sha256: Sha256::digest(bytes).into(),
+            mode: *mode,
+        },
+        other => other.clone(),
+    }
+}
+
+/// `entry` without its permission bits.
+fn without_mode(entry: Entry) -> Entry {
+    match entry {
+        Entry::File(bytes, _) => Entry::File(bytes, None),
+        Entry::Large { len, sha256, .. } => Entry::Large {
+            len,
+            sha256,
+            mode: None,
+        },
+        other => other,
+    }
+}
+
+fn has_mode(entry: &Entry) -> bool {
+    matches!(
+        entry,
+        Entry::File(_, Some(_)) | Entry::Large { mode: Some(_), .. }
+    )
+}
+
 /// Compare two trees. A file's mode is compared only when the expected
 /// entry has one; when it has none, the actual mode is left out of the
-/// reported difference too.
+/// reported difference too. Files bigger than [`SMALL_FILE_BYTES`] are
+/// compared by length and SHA-256.
 pub fn diff(expected: &Tree, actual: &Tree) -> TreeDiff {
     let mut d = TreeDiff::default();
     for (path, want) in expected {
@@ -97,12 +168,14 @@ pub fn diff(expected: &Tree, actual: &Tree) -> TreeDiff {
             d.missing.push((path.clone(), want.clone()));
             continue;
         };
-        let got = match (want, got) {
-            (Entry::File(_, None), Entry::File(bytes, Some(_))) => Entry::File(bytes.clone(), None),
-            _ => got.clone(),
+        let (want, got) = (as_snapshotted(want), as_snapshotted(got));
+        let got = if has_mode(&want) {
+            got
+        } else {
+            without_mode(got)
         };
-        if &got != want {
-            d.changed.push((path.clone(), want.clone(), got));
+        if got != want {
+            d.changed.push((path.clone(), want, got));
         }
     }
     for (path, got) in actual {
@@ -166,25 +239,164 @@ impl PrivatePaths {
     }
 }
 
-/// Snapshot a directory (not following symlinks).
+/// What one snapshot may still read: bytes of files and entries.
+#[derive(Debug)]
+struct Budget {
+    limit: u64,
+    bytes_left: u64,
+    entries_left: usize,
+}
+
+impl Budget {
+    fn new(limit: u64) -> Budget {
+        Budget {
+            limit,
+            bytes_left: limit,
+            entries_left: MAX_ENTRIES,
+        }
+    }
+
+    fn entry(&mut self, rel: &str) -> io::Result<()> {
+        if self.entries_left == 0 {
+            return Err(io::Error::other(format!(
+                "more than {MAX_ENTRIES} files and directories were left (at {rel}): over the runner's per-case limit, so the rest was not read"
+            )));
+        }
+        self.entries_left -= 1;
+        Ok(())
+    }
+
+    fn bytes(&mut self, rel: &str, n: u64) -> io::Result<()> {
+        if n > self.bytes_left {
+            return Err(io::Error::other(format!(
+                "the files left hold more than the per-case limit of {} bytes ({rel} alone is at least {n} bytes); the runner did not read past it",
+                self.limit
+            )));
+        }
+        self.bytes_left -= n;
+        Ok(())
+    }
+}
+
+/// Fail unless `dir` is a directory itself, not a symlink to one: an
+/// executor may replace its workspace or case directory with a link to
+/// anywhere, and the runner must not walk, chmod or delete through it.
+pub fn ensure_real_dir(dir: &Path) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(dir).unwrap_or_default();
+        return Err(io::Error::other(format!(
+            "{} was replaced by a symlink to {}; the runner does not follow it",
+            dir.display(),
+            target.display()
+        )));
+    }
+    if !meta.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} was replaced by a {}",
+            dir.display(),
+            if meta.is_file() {
+                "file"
+            } else {
+                "special file"
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Snapshot a directory (not following symlinks), within the default
+/// per-case limit.
 pub fn snapshot(root: &Path) -> io::Result<Tree> {
+    snapshot_within(root, DEFAULT_WORKSPACE_LIMIT, None)
+}
+
+/// Snapshot a directory within `limit` bytes of files, leaving out the
+/// top-level entry named `skip`.
+fn snapshot_within(root: &Path, limit: u64, skip: Option<&str>) -> io::Result<Tree> {
+    ensure_real_dir(root)?;
     let mut tree = Tree::new();
-    walk(root, "", &mut tree)?;
+    let mut budget = Budget::new(limit);
+    walk(root, "", &mut tree, &mut budget, skip)?;
     Ok(tree)
 }
 
-fn walk(dir: &Path, prefix: &str, tree: &mut Tree) -> io::Result<()> {
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    tree: &mut Tree,
+    budget: &mut Budget,
+    skip: Option<&str>,
+) -> io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
+        if prefix.is_empty() && skip == Some(name.as_str()) {
+            continue;
+        }
         let rel = if prefix.is_empty() {
             name
         } else {
             format!("{prefix}/{name}")
         };
-        walk_one(&entry, &rel, tree)?;
+        walk_one(&entry, &rel, tree, budget)?;
     }
     Ok(())
+}
+
+/// Read a regular file in chunks, within `budget`: its bytes if it has at
+/// most [`SMALL_FILE_BYTES`], else its length and SHA-256. Opened without
+/// following a symlink (the executor may have swapped one in since it was
+/// listed) and without blocking (nor on a FIFO swapped in).
+fn read_file_entry(path: &Path, rel: &str, mode: u32, budget: &mut Budget) -> io::Result<Entry> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    // The size alone may already be past the limit (a sparse file costs
+    // nothing to make): refuse before reading a byte.
+    budget.bytes(rel, file.metadata()?.len())?;
+    let mut kept = Vec::new();
+    let mut hasher: Option<Sha256> = None;
+    let mut len = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut reader = file;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        len += n as u64;
+        // A file still growing is held to the same limit.
+        if len > budget.limit {
+            return Err(io::Error::other(format!(
+                "{rel} grew past the per-case limit of {} bytes while it was read",
+                budget.limit
+            )));
+        }
+        match &mut hasher {
+            Some(h) => h.update(&buf[..n]),
+            None if len > SMALL_FILE_BYTES => {
+                let mut h = Sha256::new();
+                h.update(&kept);
+                h.update(&buf[..n]);
+                kept = Vec::new();
+                hasher = Some(h);
+            }
+            None => kept.extend_from_slice(&buf[..n]),
+        }
+    }
+    Ok(match hasher {
+        Some(h) => Entry::Large {
+            len,
+            sha256: h.finalize().into(),
+            mode: Some(mode),
+        },
+        None => Entry::File(kept, Some(mode)),
+    })
 }
 
 /// Add every ancestor directory of every entry.
@@ -311,6 +523,8 @@ pub struct RunRoot {
     start: Tree,
     /// Shared paths already blamed on a case.
     blamed: Mutex<BTreeSet<String>>,
+    /// The per-case limit on bytes of files in one snapshot.
+    limit: u64,
 }
 
 impl RunRoot {
@@ -330,9 +544,16 @@ impl RunRoot {
             created: Mutex::new(BTreeSet::new()),
             start: Tree::new(),
             blamed: Mutex::new(BTreeSet::new()),
+            limit: DEFAULT_WORKSPACE_LIMIT,
         };
         root.start = root.shared()?;
         Ok(root)
+    }
+
+    /// Set the per-case limit on the bytes of files a snapshot reads
+    /// (default [`DEFAULT_WORKSPACE_LIMIT`]); past it the case fails.
+    pub fn set_workspace_limit(&mut self, bytes: u64) {
+        self.limit = bytes;
     }
 
     /// The per-run root (absolute, canonical).
@@ -351,6 +572,7 @@ impl RunRoot {
     /// A snapshot of the shared part, paths relative to the root.
     pub fn shared(&self) -> io::Result<Tree> {
         let mut tree = Tree::new();
+        let mut budget = Budget::new(self.limit);
         let created = self.created.lock().unwrap_or_else(|p| p.into_inner());
         for entry in std::fs::read_dir(&self.base)? {
             let entry = entry?;
@@ -363,10 +585,10 @@ impl RunRoot {
                     if created.contains(&n) {
                         continue;
                     }
-                    walk_one(&case, &format!("cases/{n}"), &mut tree)?;
+                    walk_one(&case, &format!("cases/{n}"), &mut tree, &mut budget)?;
                 }
             } else {
-                walk_one(&entry, &name, &mut tree)?;
+                walk_one(&entry, &name, &mut tree, &mut budget)?;
             }
         }
         Ok(tree)
@@ -430,7 +652,13 @@ impl RunRoot {
 }
 
 /// Snapshot one directory entry (and everything below it) into `tree` as `rel`.
-fn walk_one(entry: &std::fs::DirEntry, rel: &str, tree: &mut Tree) -> io::Result<()> {
+fn walk_one(
+    entry: &std::fs::DirEntry,
+    rel: &str,
+    tree: &mut Tree,
+    budget: &mut Budget,
+) -> io::Result<()> {
+    budget.entry(rel)?;
     let path = entry.path();
     let kind = entry.file_type()?;
     if kind.is_symlink() {
@@ -441,14 +669,12 @@ fn walk_one(entry: &std::fs::DirEntry, rel: &str, tree: &mut Tree) -> io::Result
         );
     } else if kind.is_dir() {
         tree.insert(rel.to_owned(), Entry::Dir);
-        walk(&path, rel, tree)?;
+        walk(&path, rel, tree, budget, None)?;
     } else if kind.is_file() {
         use std::os::unix::fs::PermissionsExt;
         let mode = entry.metadata()?.permissions().mode() & 0o7777;
-        tree.insert(
-            rel.to_owned(),
-            Entry::File(std::fs::read(&path)?, Some(mode)),
-        );
+        let file = read_file_entry(&path, rel, mode, budget)?;
+        tree.insert(rel.to_owned(), file);
     } else {
         tree.insert(rel.to_owned(), Entry::Other);
     }
@@ -504,8 +730,9 @@ impl CaseDir<'_> {
     /// Take the "before" snapshots, right before the call. `shared`: also
     /// the per-run root's shared part (only when no other call overlaps).
     pub fn arm(&mut self, shared: bool) -> io::Result<()> {
-        self.before = snapshot(&self.root)?;
-        self.outside_before = Self::outside(&self.base)?;
+        ensure_real_dir(&self.base)?;
+        self.before = snapshot_within(&self.root, self.run.limit, None)?;
+        self.outside_before = self.outside()?;
         self.shared_before = if shared {
             Some(self.run.shared()?)
         } else {
@@ -514,12 +741,12 @@ impl CaseDir<'_> {
         Ok(())
     }
 
-    fn outside(base: &Path) -> io::Result<Tree> {
-        let tree = snapshot(base)?;
-        // Named relative to the workspace: `../outside/sentinel.txt`.
+    /// The case directory minus its workspace (not read twice), named
+    /// relative to the workspace: `../outside/sentinel.txt`.
+    fn outside(&self) -> io::Result<Tree> {
+        let tree = snapshot_within(&self.base, self.run.limit, Some("ws"))?;
         Ok(tree
             .into_iter()
-            .filter(|(p, _)| p != "ws" && !p.starts_with("ws/"))
             .map(|(p, e)| (format!("../{p}"), e))
             .collect())
     }
@@ -541,9 +768,12 @@ impl CaseDir<'_> {
 
     /// Snapshot and compare with the expectation (`None` = unchanged).
     pub fn check(&self, expected: Option<&Tree>, private: &PrivatePaths) -> io::Result<After> {
-        let actual = private.filter(&snapshot(&self.root)?);
+        // The case directory first: through a symlink there, the
+        // workspace's path would lead anywhere.
+        ensure_real_dir(&self.base)?;
+        let actual = private.filter(&snapshot_within(&self.root, self.run.limit, None)?);
         let want = private.filter(expected.unwrap_or(&self.before));
-        let outside_after = Self::outside(&self.base)?;
+        let outside_after = self.outside()?;
         let mut outside = diff(&self.outside_before, &outside_after);
         if let Some(before) = &self.shared_before {
             let shared = diff(before, &self.run.shared()?);
@@ -562,9 +792,13 @@ impl CaseDir<'_> {
 }
 
 /// Make every directory below `dir` writable, so it can be removed (an
-/// executor may leave read-only directories behind).
+/// executor may leave read-only directories behind). Never through a
+/// symlink: `dir` itself may have been replaced by one.
 fn unlock(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
+    if ensure_real_dir(dir).is_err() {
+        return;
+    }
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             if e.file_type().is_ok_and(|t| t.is_dir()) {
@@ -575,17 +809,42 @@ fn unlock(dir: &Path) {
     }
 }
 
+/// Remove `dir` and everything below it, even while a process left behind
+/// by an executor (detached from its process group, so not killed with it)
+/// still writes there: on failure, kill the processes whose working
+/// directory or open files are inside `dir`, make it writable and retry. A
+/// symlink in `dir`'s place is removed, not followed. Returns the last error
+/// when `dir` could not be removed.
+pub fn remove_dir_hard(dir: &Path) -> io::Result<()> {
+    let mut last = None;
+    for attempt in 0..6u64 {
+        unlock(dir);
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        crate::transport::process::kill_processes_inside(dir);
+        std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("not removed")))
+}
+
 impl Drop for CaseDir<'_> {
     fn drop(&mut self) {
-        unlock(&self.base);
-        // Best effort: whatever is left goes with the per-run root.
-        let _ = std::fs::remove_dir_all(&self.base);
+        // Whatever cannot be removed now goes with the per-run root.
+        let _ = remove_dir_hard(&self.base);
     }
 }
 
 impl Drop for RunRoot {
     fn drop(&mut self) {
-        unlock(self.temp.path());
+        if let Err(e) = remove_dir_hard(self.temp.path()) {
+            eprintln!(
+                "patchspec: the run folder {} could not be removed: {e}",
+                self.temp.path().display()
+            );
+        }
     }
 }
 
@@ -593,7 +852,7 @@ impl Drop for RunRoot {
 pub fn entry_content(entry: &Entry) -> Option<Content> {
     match entry {
         Entry::File(bytes, _) => Some(Content::from_bytes(bytes)),
-        Entry::Dir | Entry::Symlink(_) | Entry::Other => None,
+        Entry::Large { .. } | Entry::Dir | Entry::Symlink(_) | Entry::Other => None,
     }
 }
 
@@ -747,5 +1006,117 @@ mod tests {
         let end = run.unattributed().expect("end of run");
         let paths: Vec<&str> = end.extra.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["exec/tmp/late.txt"]);
+    }
+    /// A file over SMALL_FILE_BYTES is kept as its length and digest, and
+    /// compares equal to an expected file with those bytes; one byte
+    /// changed is a difference, shown by digest.
+    #[test]
+    fn big_files_are_hashed_not_kept() {
+        let big = vec![b'x'; SMALL_FILE_BYTES as usize + 1];
+        let run = RunRoot::new().expect("run root");
+        let mut dir = run.case_dir(&Given::default()).expect("case dir");
+        std::fs::write(dir.root().join("big.bin"), &big).expect("write");
+        dir.arm(false).expect("arm");
+        assert!(matches!(
+            dir.before()["big.bin"],
+            Entry::Large { len, .. } if len == big.len() as u64
+        ));
+        let none = PrivatePaths::new(&[]).expect("no globs");
+        let expected = Tree::from([("big.bin".to_owned(), Entry::File(big.clone(), None))]);
+        assert!(dir
+            .check(Some(&expected), &none)
+            .expect("check")
+            .files
+            .is_empty());
+        let mut other = big.clone();
+        other[0] = b'y';
+        std::fs::write(dir.root().join("big.bin"), &other).expect("write");
+        let d = dir.check(Some(&expected), &none).expect("check").files;
+        assert_eq!(d.changed.len(), 1, "{d:?}");
+        assert_eq!(entry_content(&d.changed[0].2), None);
+    }
+
+    /// Past the per-case limit the snapshot stops with the reason, before
+    /// reading the file (it is sparse: its size alone decides).
+    #[test]
+    fn a_workspace_past_the_limit_is_refused_unread() {
+        let mut run = RunRoot::new().expect("run root");
+        run.set_workspace_limit(1024 * 1024);
+        let mut dir = run.case_dir(&Given::default()).expect("case dir");
+        dir.arm(false).expect("arm");
+        let f = std::fs::File::create(dir.root().join("sparse.bin")).expect("create");
+        f.set_len(1 << 40).expect("a 1 TiB sparse file");
+        let none = PrivatePaths::new(&[]).expect("no globs");
+        let e = dir.check(None, &none).expect_err("over the limit");
+        let text = e.to_string();
+        assert!(text.contains("per-case limit of 1048576 bytes"), "{text}");
+        assert!(text.contains("sparse.bin"), "{text}");
+    }
+
+    /// A case directory replaced by a symlink: not snapshotted through,
+    /// and on drop the link is removed while its target (with a read-only
+    /// directory that `unlock` would have opened up) is left as it was.
+    #[test]
+    fn a_case_directory_replaced_by_a_symlink_is_not_followed() {
+        use std::os::unix::fs::PermissionsExt;
+        let elsewhere = tempfile::tempdir().expect("temp dir");
+        let locked = elsewhere.path().join("locked");
+        std::fs::create_dir(&locked).expect("mkdir");
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).expect("chmod");
+        let run = RunRoot::new().expect("run root");
+        let mut dir = run.case_dir(&Given::default()).expect("case dir");
+        dir.arm(false).expect("arm");
+        let base = dir
+            .root()
+            .parent()
+            .expect("the case directory")
+            .to_path_buf();
+        std::fs::remove_dir_all(&base).expect("remove the case directory");
+        std::os::unix::fs::symlink(elsewhere.path(), &base).expect("symlink");
+        let none = PrivatePaths::new(&[]).expect("no globs");
+        let e = dir.check(None, &none).expect_err("a symlink");
+        assert!(e.to_string().contains("replaced by a symlink"), "{e}");
+        drop(dir);
+        assert!(
+            std::fs::symlink_metadata(&base).is_err(),
+            "the link is gone"
+        );
+        let mode = std::fs::metadata(&locked)
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o500, "nothing was changed through the link");
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    }
+
+    /// A detached process (its own session, so out of the executor's
+    /// process group) that keeps writing into the case directory does not
+    /// keep it from being removed.
+    #[test]
+    fn a_case_directory_is_removed_while_a_detached_child_writes() {
+        let run = RunRoot::new().expect("run root");
+        let dir = run.case_dir(&Given::default()).expect("case dir");
+        let base = dir
+            .root()
+            .parent()
+            .expect("the case directory")
+            .to_path_buf();
+        let mut child = std::process::Command::new("setsid")
+            .args([
+                "sh",
+                "-c",
+                "i=0; while :; do i=$((i+1)); mkdir -p d$i && : > d$i/f; done",
+            ])
+            .current_dir(dir.root())
+            .spawn()
+            .expect("spawn a writer");
+        while std::fs::read_dir(dir.root()).expect("list").count() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(dir);
+        assert!(!base.exists(), "the case directory was removed");
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }

@@ -109,6 +109,11 @@ fn entry_text(entry: &Entry) -> String {
     match entry {
         Entry::File(bytes, None) => visible_bytes(bytes),
         Entry::File(bytes, Some(mode)) => format!("<mode {mode:03o}>\n{}", visible_bytes(bytes)),
+        Entry::Large { len, sha256, mode } => format!(
+            "{}<{len} bytes, sha256 {}: too large to show>\n",
+            mode.map_or(String::new(), |m| format!("<mode {m:03o}>\n")),
+            hex(sha256)
+        ),
         Entry::Dir => "<directory>\n".into(),
         Entry::Symlink(t) => format!("<symlink to {t}>\n"),
         Entry::Other => "<special file>\n".into(),

@@ -143,3 +143,41 @@ pub fn describe_status(status: std::process::ExitStatus) -> String {
         (None, None) => "unknown exit status".into(),
     }
 }
+
+/// Kill (SIGKILL) every process of ours whose working directory or an open
+/// file lies inside `dir`: what an executor left running after its process
+/// group was killed (a child that called `setsid` or double-forked away).
+/// Linux: read from `/proc`; elsewhere it does nothing. The runner itself is
+/// never killed.
+pub fn kill_processes_inside(dir: &Path) {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let me = std::process::id();
+    for p in procs.flatten() {
+        let Some(pid) = p
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|&pid| pid != me)
+        else {
+            continue;
+        };
+        let base = p.path();
+        let inside = |link: &Path| std::fs::read_link(link).is_ok_and(|t| t.starts_with(dir));
+        let open_inside = || {
+            std::fs::read_dir(base.join("fd"))
+                .map(|fds| fds.flatten().any(|fd| inside(&fd.path())))
+                .unwrap_or(false)
+        };
+        if inside(&base.join("cwd")) || open_inside() {
+            if let Ok(pid) = i32::try_from(pid) {
+                // SAFETY: kill has no memory-safety preconditions; a process
+                // we may not signal just returns EPERM.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+}

@@ -24,6 +24,22 @@
 //! overload of the method in that one type is the target. No such type or
 //! method is `method_not_found`; the method in several types is
 //! `ambiguous_method`, with the candidates (C-ide-chain-target).
+//!
+//! Cost, for S bytes of Java source: parsing (tree-sitter) and indexing are
+//! one pass each, every syntax node visited once with explicit stacks (no
+//! recursion; a node with no named children is counted, never pushed, so a
+//! chain `a.b().c()…` holds one pending node per level): O(S) time and
+//! memory, the index keeping a fixed-size record per call site plus its
+//! name. How an external call reads is built only when shown, from at most
+//! 61 characters of its receiver. tree-sitter's syntax tree (70 to 110
+//! bytes a node, one file at a time) dominates the memory.
+//! Qualified names are not stored but rebuilt from parent links when shown,
+//! and type nesting is limited to [`MAX_TYPE_NESTING`] levels
+//! (`nesting_too_deep` past it, C-ide-chain-nesting), so resolving an
+//! unqualified call walks at most that many enclosing types: linking is
+//! O(calls × [`MAX_TYPE_NESTING`]) plus the supertypes and declarations a
+//! link reaches. Each answer tree holds at most [`MAX_NODES`] nodes. The
+//! `work_is_linear_*` / `*_is_bounded` tests count the steps.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -40,6 +56,17 @@ pub const MAX_DEPTH: u64 = 10;
 /// At most this many nodes in each of the callers and callees trees; past
 /// it the tree is cut (`truncated`), breadth first (C-ide-chain-depth).
 pub const MAX_NODES: usize = 1000;
+
+/// The deepest nesting of type declarations indexed (a top-level class is
+/// level 1): a file nesting deeper is refused, `nesting_too_deep`
+/// (C-ide-chain-nesting). Resolving an unqualified call walks the enclosing
+/// types outward, so this bounds that walk, and the length of a qualified
+/// name in segments.
+pub const MAX_TYPE_NESTING: usize = 64;
+
+/// The longest receiver text kept for an external callee's `method`, in
+/// characters (longer ones are cut with `...`).
+const MAX_DISPLAY_CHARS: usize = 60;
 
 /// Which way to follow calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,16 +148,18 @@ pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
 pub struct TypeDecl {
     /// Simple name.
     pub simple: String,
-    /// Package, enclosing types and name, dot-separated.
-    pub qualified: String,
     /// Index into [`Index::files`].
     pub file: usize,
     /// 1-based line of the declaration.
     pub line: usize,
     /// Simple names in `extends` / `implements`.
     pub supers: Vec<String>,
-    /// The enclosing type, for a nested or local type.
+    /// The enclosing type, for a nested or local type: the parent link the
+    /// qualified name is built from ([`Index::qualified`]), so nesting costs
+    /// memory linear in the source, not quadratic.
     pub outer: Option<usize>,
+    /// Nesting level: 1 for a top-level type.
+    pub nesting: usize,
     /// Field name → simple name of its declared type.
     pub fields: HashMap<String, String>,
 }
@@ -210,8 +239,10 @@ pub struct CallSite {
     kind: CallKind,
     args: usize,
     recv: Recv,
-    /// How the call reads (`repo.save`, `new Order`), for external callees.
-    display: String,
+    /// The receiver's byte range in the file (`repo` in `repo.save()`):
+    /// how an external callee reads is built from it only when shown
+    /// ([`Index::display`]), not kept per call site.
+    receiver: Option<(usize, usize)>,
     ty: usize,
 }
 
@@ -239,13 +270,13 @@ impl Link {
 }
 
 /// One node-to-be of a callers or callees list.
-enum Entry<'a> {
+enum Entry {
     /// A caller and its call sites.
     Caller(Caller, Vec<usize>),
     /// A resolved callee and the call sites that reach it.
     Callee(usize, Vec<usize>),
     /// An external callee, by how it reads, and its call sites.
-    External(&'a str, Vec<usize>),
+    External(String, Vec<usize>),
 }
 
 /// The parsed Java sources of a workspace.
@@ -253,6 +284,8 @@ enum Entry<'a> {
 pub struct Index {
     /// Workspace-relative paths of the `.java` files, in walk order.
     pub files: Vec<String>,
+    /// Each file's package (`None` for the default package).
+    packages: Vec<Option<String>>,
     sources: Vec<Vec<u8>>,
     /// Files whose parse had syntax errors (indexed as far as it recovered).
     pub syntax_errors: Vec<String>,
@@ -279,9 +312,15 @@ pub struct Index {
     name_sites: HashMap<String, Vec<usize>>,
     /// Call sites inside a method.
     calls_in: HashMap<usize, Vec<usize>>,
+    /// Unit steps of indexing work (tests only), as the matcher counts.
+    #[cfg(test)]
+    work: std::cell::Cell<u64>,
+    /// The most syntax nodes the scan held pending at once (tests only).
+    #[cfg(test)]
+    peak_pending: usize,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Ctx {
     ty: Option<usize>,
     caller: Option<Caller>,
@@ -289,8 +328,100 @@ struct Ctx {
     anon: bool,
 }
 
+/// The kind of a pending node's parent, as far as the scan asks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Parent {
+    /// A `class_body`: a `block` in it is an instance initializer.
+    ClassBody,
+    /// `new T() { … }` or an enum constant: a `class_body` in it is an
+    /// anonymous class.
+    Creation,
+    /// Anything else.
+    Other,
+}
+
 fn text(node: Node<'_>, src: &[u8]) -> String {
     String::from_utf8_lossy(&src[node.start_byte()..node.end_byte()]).into_owned()
+}
+
+/// `bytes` as text (lossy) with whitespace runs collapsed and trimmed, cut
+/// to `max - 3` characters and `...` when longer than `max` (`max` ≥ 3):
+/// reads O(`max`) characters (plus the whitespace among them), not the whole
+/// text, so a receiver that is a long call chain (`this.c().c()…`) costs the
+/// same as a short one.
+fn display_prefix(bytes: &[u8], max: usize, steps: &mut u64) -> String {
+    let mut out = String::new();
+    let (mut count, mut gap) = (0, false);
+    for c in lossy_chars(bytes) {
+        *steps += 1;
+        if c.is_whitespace() {
+            gap = count > 0;
+            continue;
+        }
+        if gap {
+            out.push(' ');
+            count += 1;
+            gap = false;
+        }
+        out.push(c);
+        count += 1;
+        if count > max {
+            return out.chars().take(max - 3).collect::<String>() + "...";
+        }
+    }
+    out
+}
+
+/// How many bytes [`lossy_chars`] decodes at a time.
+const DECODE_WINDOW: usize = 64;
+
+/// The characters of `bytes` as `String::from_utf8_lossy` gives them (one
+/// U+FFFD per maximal invalid sequence), decoded lazily [`DECODE_WINDOW`]
+/// bytes at a time: taking the first k characters costs O(k), where
+/// `utf8_chunks` would validate the whole rest first.
+fn lossy_chars(bytes: &[u8]) -> impl Iterator<Item = char> + '_ {
+    let mut pos = 0;
+    let mut pending = "".chars();
+    let mut bad = false;
+    std::iter::from_fn(move || loop {
+        if let Some(c) = pending.next() {
+            return Some(c);
+        }
+        if bad {
+            bad = false;
+            return Some(char::REPLACEMENT_CHARACTER);
+        }
+        if pos >= bytes.len() {
+            return None;
+        }
+        let end = (pos + DECODE_WINDOW).min(bytes.len());
+        let window = &bytes[pos..end];
+        match std::str::from_utf8(window) {
+            Ok(text) => {
+                pending = text.chars();
+                pos = end;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                pending = std::str::from_utf8(&window[..valid])
+                    .unwrap_or_default()
+                    .chars();
+                match e.error_len() {
+                    Some(n) => {
+                        bad = true;
+                        pos += valid + n;
+                    }
+                    // A character cut by the window's end: read it whole
+                    // with the next window.
+                    None if end < bytes.len() && valid > 0 => pos += valid,
+                    None => {
+                        bad = true;
+                        pos = end;
+                    }
+                }
+            }
+        }
+    })
 }
 
 fn collapse(s: &str) -> String {
@@ -345,7 +476,7 @@ fn type_names_in(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
 
 /// `name → declared type` for every typed variable declared inside `node`
 /// (parameters, locals, for-each, catch, resources, patterns).
-fn locals_of(node: Node<'_>, src: &[u8]) -> HashMap<String, String> {
+fn locals_of(node: Node<'_>, src: &[u8], steps: &mut u64) -> HashMap<String, String> {
     let mut out = HashMap::new();
     let mut stack = vec![node];
     let put = |name: Option<Node<'_>>, ty: Option<Node<'_>>, out: &mut HashMap<String, String>| {
@@ -356,6 +487,7 @@ fn locals_of(node: Node<'_>, src: &[u8]) -> HashMap<String, String> {
         }
     };
     while let Some(n) = stack.pop() {
+        *steps += 1;
         match n.kind() {
             "formal_parameter" | "enhanced_for_statement" | "resource" => put(
                 n.child_by_field_name("name"),
@@ -396,7 +528,10 @@ fn locals_of(node: Node<'_>, src: &[u8]) -> HashMap<String, String> {
             }
             _ => {}
         }
-        stack.extend(named(n));
+        // A local class's methods have their own locals (and their own
+        // call to this function): not descending keeps every node read by
+        // one call only, whatever the nesting.
+        stack.extend(named(n).into_iter().filter(|k| !is_type_decl(k.kind())));
     }
     out
 }
@@ -437,6 +572,16 @@ fn has_static(node: Node<'_>, src: &[u8]) -> bool {
 }
 
 impl Index {
+    /// Count `n` unit steps of work (tests only).
+    #[cfg(test)]
+    fn tick(&self, n: u64) {
+        self.work.set(self.work.get() + n);
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn tick(&self, _n: u64) {}
+
     /// Parse every `.java` file of the workspace at `root` (read through `fs`).
     pub fn build(fs: &dyn Fs, root: &std::path::Path) -> Result<Index, IdeError> {
         let internal = |e: ignore::Error| {
@@ -470,7 +615,7 @@ impl Index {
                 index.syntax_errors.push(path.clone());
             }
             index.files.push(path);
-            index.scan(file, tree.root_node(), &bytes, &mut locals);
+            index.scan(file, tree.root_node(), &bytes, &mut locals)?;
             index.sources.push(bytes);
         }
         for (i, t) in index.types.iter().enumerate() {
@@ -509,13 +654,17 @@ impl Index {
         Ok(index)
     }
 
+    /// Index the declarations and calls of one parsed file: one pass over
+    /// its syntax tree, each node visited once, with an explicit stack (no
+    /// recursion, whatever the nesting) that carries each node's parent kind
+    /// (tree-sitter's `parent()` walks down from the root: O(depth)).
     fn scan(
         &mut self,
         file: usize,
         root: Node<'_>,
         src: &[u8],
         locals: &mut Vec<HashMap<String, String>>,
-    ) {
+    ) -> Result<(), IdeError> {
         let package = named(root)
             .into_iter()
             .find(|n| n.kind() == "package_declaration")
@@ -525,27 +674,41 @@ impl Index {
                     .find(|k| matches!(k.kind(), "scoped_identifier" | "identifier"))
             })
             .map(|n| collapse(&text(n, src)).replace(' ', ""));
-        let mut stack = vec![(
-            root,
-            Ctx {
-                ty: None,
-                caller: None,
-                locals: None,
-                anon: false,
-            },
-        )];
-        while let Some((node, ctx)) = stack.pop() {
+        self.packages.push(package);
+        // The contexts in force, each stored once: a stack entry names its
+        // context by index and its parent's kind by [`Parent`], so a pending
+        // node costs 48 bytes, whatever the context holds.
+        let mut ctxs = vec![Ctx {
+            ty: None,
+            caller: None,
+            locals: None,
+            anon: false,
+        }];
+        let mut stack: Vec<(Node<'_>, usize, Parent)> = vec![(root, 0, Parent::Other)];
+        let mut cursor = root.walk();
+        while let Some((node, ctx_id, parent_kind)) = stack.pop() {
+            self.tick(1);
+            let ctx = ctxs[ctx_id];
             let mut child_ctx = ctx;
             let kind = node.kind();
             if is_type_decl(kind) {
                 let Some(name) = node.child_by_field_name("name").map(|n| text(n, src)) else {
                     continue;
                 };
-                let qualified = match (ctx.ty, &package) {
-                    (Some(o), _) => format!("{}.{name}", self.types[o].qualified),
-                    (None, Some(p)) => format!("{p}.{name}"),
-                    (None, None) => name.clone(),
-                };
+                let nesting = ctx.ty.map_or(1, |o| self.types[o].nesting + 1);
+                if nesting > MAX_TYPE_NESTING {
+                    let path = self.files[file].as_str();
+                    return Err(IdeError::new(
+                        "nesting_too_deep",
+                        format!(
+                            "{path}: type declarations nest more than {MAX_TYPE_NESTING} deep at line {}; call_chain indexes at most {MAX_TYPE_NESTING} levels of nested types",
+                            line(node)
+                        ),
+                    )
+                    .with("path", path)
+                    .with("line", line(node))
+                    .with("limit", MAX_TYPE_NESTING));
+                }
                 let mut supers = Vec::new();
                 for field in ["superclass", "interfaces"] {
                     if let Some(s) = node.child_by_field_name(field) {
@@ -571,11 +734,11 @@ impl Index {
                 }
                 self.types.push(TypeDecl {
                     simple: name,
-                    qualified,
                     file,
                     line: line(node),
                     supers,
                     outer: ctx.ty,
+                    nesting,
                     fields,
                 });
                 child_ctx = Ctx {
@@ -618,7 +781,9 @@ impl Index {
                         lines: (line(node), node.end_position().row + 1),
                         range: (node.start_byte(), node.end_byte()),
                     });
-                    locals.push(locals_of(node, src));
+                    let mut steps = 0;
+                    locals.push(locals_of(node, src, &mut steps));
+                    self.tick(steps);
                     child_ctx.caller = Some(Caller::Method(self.methods.len() - 1));
                     child_ctx.locals = Some(locals.len() - 1);
                 }
@@ -646,21 +811,14 @@ impl Index {
                         is_static: true,
                     });
                 }
-            } else if kind == "block"
-                && ctx.caller.is_none()
-                && node.parent().is_some_and(|p| p.kind() == "class_body")
-            {
+            } else if kind == "block" && ctx.caller.is_none() && parent_kind == Parent::ClassBody {
                 if let Some(ty) = ctx.ty {
                     child_ctx.caller = Some(Caller::Init {
                         ty,
                         is_static: false,
                     });
                 }
-            } else if kind == "class_body"
-                && node.parent().is_some_and(|p| {
-                    p.kind() == "object_creation_expression" || p.kind() == "enum_constant"
-                })
-            {
+            } else if kind == "class_body" && parent_kind == Parent::Creation {
                 // An anonymous class: its methods are not declarations of
                 // their own; their calls belong to the enclosing member.
                 child_ctx.anon = true;
@@ -678,9 +836,39 @@ impl Index {
             ) {
                 self.call(file, node, src, ctx, locals);
             }
-            let kids = named(node);
-            stack.extend(kids.into_iter().rev().map(|k| (k, child_ctx)));
+            let child_id = if child_ctx == ctx {
+                ctx_id
+            } else {
+                ctxs.push(child_ctx);
+                ctxs.len() - 1
+            };
+            let as_parent = match kind {
+                "class_body" => Parent::ClassBody,
+                "object_creation_expression" | "enum_constant" => Parent::Creation,
+                _ => Parent::Other,
+            };
+            // A child with no named children of its own (an identifier, `()`,
+            // an empty block) declares and calls nothing: it is counted, not
+            // pushed, so a long chain (`this.c().c()…`) keeps one pending
+            // node per level instead of three.
+            let start = stack.len();
+            for k in node.named_children(&mut cursor) {
+                if k.is_extra() {
+                    continue;
+                }
+                if k.named_child_count() == 0 {
+                    self.tick(1);
+                } else {
+                    stack.push((k, child_id, as_parent));
+                }
+            }
+            stack[start..].reverse();
+            #[cfg(test)]
+            {
+                self.peak_pending = self.peak_pending.max(stack.len());
+            }
         }
+        Ok(())
     }
 
     fn call(
@@ -699,7 +887,7 @@ impl Index {
         });
         let args = arg_count(node);
         let local = |name: &str| ctx.locals.and_then(|l| locals[l].get(name).cloned());
-        let (name, kind, recv, display) = match node.kind() {
+        let (name, kind, recv, receiver) = match node.kind() {
             "method_invocation" => {
                 let Some(name) = node.child_by_field_name("name").map(|n| text(n, src)) else {
                     return;
@@ -730,17 +918,8 @@ impl Index {
                         _ => Recv::Unknown,
                     },
                 };
-                let display = match object {
-                    None => name.clone(),
-                    Some(o) => {
-                        let mut t = collapse(&text(o, src));
-                        if t.chars().count() > 60 {
-                            t = t.chars().take(57).collect::<String>() + "...";
-                        }
-                        format!("{t}.{name}")
-                    }
-                };
-                (name, CallKind::Method, recv, display)
+                let receiver = object.map(|o| (o.start_byte(), o.end_byte()));
+                (name, CallKind::Method, recv, receiver)
             }
             "object_creation_expression" => {
                 let Some(t) = node
@@ -749,21 +928,16 @@ impl Index {
                 else {
                     return;
                 };
-                (
-                    t.clone(),
-                    CallKind::New,
-                    Recv::Typed(t.clone()),
-                    format!("new {t}"),
-                )
+                (t.clone(), CallKind::New, Recv::Typed(t), None)
             }
             _ => {
                 let is_super = node
                     .child_by_field_name("constructor")
                     .is_some_and(|c| c.kind() == "super");
                 if is_super {
-                    (String::new(), CallKind::Super, Recv::Super, "super".into())
+                    (String::new(), CallKind::Super, Recv::Super, None)
                 } else {
-                    (String::new(), CallKind::This, Recv::Implicit, "this".into())
+                    (String::new(), CallKind::This, Recv::Implicit, None)
                 }
             }
         };
@@ -775,7 +949,7 @@ impl Index {
             kind,
             args,
             recv,
-            display,
+            receiver,
             ty,
         });
     }
@@ -872,6 +1046,7 @@ impl Index {
     fn field_type(&self, ty: usize, name: &str, outward: bool) -> Option<String> {
         let mut t = Some(ty);
         while let Some(i) = t {
+            self.tick(1);
             if let Some(f) = self.types[i].fields.get(name) {
                 return Some(f.clone());
             }
@@ -930,6 +1105,7 @@ impl Index {
             Recv::Implicit => {
                 let mut t = Some(call.ty);
                 while let Some(ty) = t {
+                    self.tick(1);
                     let mut set = BTreeSet::from([ty]);
                     set.extend(self.ancestors(&[ty]));
                     let found = self.methods_in(&set, &call.name, false, call.args);
@@ -959,15 +1135,58 @@ impl Index {
         }
     }
 
+    /// The qualified name of type `ty` (`pkg.Outer.Inner`), built from the
+    /// parent links: O([`MAX_TYPE_NESTING`] + its length).
+    pub fn qualified(&self, ty: usize) -> String {
+        let mut names = Vec::new();
+        let mut t = Some(ty);
+        while let Some(i) = t {
+            names.push(self.types[i].simple.as_str());
+            t = self.types[i].outer;
+        }
+        if let Some(p) = &self.packages[self.types[ty].file] {
+            names.push(p);
+        }
+        names.reverse();
+        names.join(".")
+    }
+
+    /// Does type `ty`'s qualified name equal `class` or end with `.class`?
+    /// Compared segment by segment from the end, without building the name.
+    fn names(&self, ty: usize, class: &str) -> bool {
+        let mut want = class.rsplit('.');
+        let mut t = Some(ty);
+        while let Some(i) = t {
+            match want.next() {
+                None => return true,
+                Some(w) if w == self.types[i].simple => {}
+                Some(_) => return false,
+            }
+            t = self.types[i].outer;
+        }
+        let rest: Vec<&str> = want.collect();
+        if rest.is_empty() {
+            return true;
+        }
+        // The rest must be a suffix of the package.
+        let Some(p) = &self.packages[self.types[ty].file] else {
+            return false;
+        };
+        let mut have = p.rsplit('.');
+        rest.iter().all(|w| have.next() == Some(w))
+    }
+
     /// The declarations `args` names (C-ide-chain-target).
     pub fn target(&self, args: &ChainArgs) -> Result<Vec<usize>, IdeError> {
         let class = args.class.as_str();
+        let simple = class.rsplit('.').next().unwrap_or(class);
         let types: Vec<usize> = self
-            .types
+            .by_simple
+            .get(simple)
+            .map_or(&[][..], Vec::as_slice)
             .iter()
-            .enumerate()
-            .filter(|(_, t)| t.qualified == class || t.qualified.ends_with(&format!(".{class}")))
-            .map(|(i, _)| i)
+            .copied()
+            .filter(|&t| self.names(t, class))
             .collect();
         if types.is_empty() {
             return Err(IdeError::new(
@@ -1018,12 +1237,12 @@ impl Index {
                     .keys()
                     .map(|&t| {
                         let d = &self.types[t];
-                        json!({"class": d.qualified, "file": self.files[d.file], "line": d.line})
+                        json!({"class": self.qualified(t), "file": self.files[d.file], "line": d.line})
                     })
                     .collect();
                 let names: Vec<String> = by_type
                     .keys()
-                    .map(|&t| format!("{}.{}", self.types[t].qualified, args.name))
+                    .map(|&t| format!("{}.{}", self.qualified(t), args.name))
                     .collect();
                 Err(IdeError::new(
                     "ambiguous_method",
@@ -1049,7 +1268,7 @@ impl Index {
         let t = &self.types[m.ty];
         let mut o = Map::new();
         o.insert("method".into(), format!("{}.{}", t.simple, m.name).into());
-        o.insert("class".into(), t.qualified.as_str().into());
+        o.insert("class".into(), self.qualified(m.ty).into());
         o.insert("signature".into(), m.signature.as_str().into());
         o.insert("file".into(), self.files[m.file].as_str().into());
         o.insert("line".into(), m.lines.0.into());
@@ -1099,7 +1318,27 @@ impl Index {
 
     /// One level of the tree below a set of methods, sorted; each entry is
     /// turned into a node by [`Index::node`] only if the budget allows.
-    fn level(&self, of: &[usize], up: bool) -> Vec<Entry<'_>> {
+    /// How call site `s` reads (`repo.save`, `new Order`, `this`): the
+    /// receiver's first [`MAX_DISPLAY_CHARS`] characters, whitespace
+    /// collapsed, then the name.
+    fn display(&self, s: usize) -> String {
+        let call = &self.calls[s];
+        match (call.kind, call.receiver) {
+            (CallKind::New, _) => format!("new {}", call.name),
+            (CallKind::This, _) => "this".into(),
+            (CallKind::Super, _) => "super".into(),
+            (CallKind::Method, None) => call.name.clone(),
+            (CallKind::Method, Some((start, end))) => {
+                let mut steps = 0;
+                let receiver = &self.sources[call.file][start..end];
+                let text = display_prefix(receiver, MAX_DISPLAY_CHARS, &mut steps);
+                self.tick(steps);
+                format!("{text}.{}", call.name)
+            }
+        }
+    }
+
+    fn level(&self, of: &[usize], up: bool) -> Vec<Entry> {
         let mut sites: Vec<usize> = if up {
             of.iter().flat_map(|&m| self.sites_calling(m)).collect()
         } else {
@@ -1110,7 +1349,7 @@ impl Index {
         };
         sites.sort_unstable();
         sites.dedup();
-        let mut entries: Vec<((usize, usize, usize), Entry<'_>)> = Vec::new();
+        let mut entries: Vec<((usize, usize, usize), Entry)> = Vec::new();
         if up {
             let mut groups: BTreeMap<Caller, Vec<usize>> = BTreeMap::new();
             for s in sites {
@@ -1128,13 +1367,10 @@ impl Index {
         } else {
             // Resolved callees by declaration, external ones by how they read.
             let mut resolved: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-            let mut external: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            let mut external: BTreeMap<String, Vec<usize>> = BTreeMap::new();
             for s in sites {
                 match &self.links[s] {
-                    Link::External => external
-                        .entry(self.calls[s].display.as_str())
-                        .or_default()
-                        .push(s),
+                    Link::External => external.entry(self.display(s)).or_default().push(s),
                     Link::Typed(targets) => {
                         for &t in targets {
                             resolved.entry(t).or_default().push(s);
@@ -1166,7 +1402,7 @@ impl Index {
     }
 
     /// The node for one entry, and the method it would expand to.
-    fn node(&self, entry: Entry<'_>, include_source: bool) -> (Map<String, Value>, Option<usize>) {
+    fn node(&self, entry: Entry, include_source: bool) -> (Map<String, Value>, Option<usize>) {
         match entry {
             Entry::Caller(Caller::Method(m), sites) => {
                 let mut o = self.method_node(m, include_source);
@@ -1179,7 +1415,7 @@ impl Index {
                 let mut o = Map::new();
                 let name = if is_static { "<clinit>" } else { "<init>" };
                 o.insert("method".into(), format!("{}.{name}", t.simple).into());
-                o.insert("class".into(), t.qualified.as_str().into());
+                o.insert("class".into(), self.qualified(ty).into());
                 o.insert("file".into(), self.files[first.file].as_str().into());
                 o.insert("line".into(), first.line.into());
                 o.insert("callSites".into(), self.sites(&sites));
@@ -1381,6 +1617,137 @@ mod tests {
             "package shop;\n\nclass Api {\n    OrderService service;\n    void submit() {\n        service.placeOrder(\"x\");\n    }\n    void other(OrderService s) {\n        s.placeOrder(\"y\");\n        s.placeOrder(\"z\");\n    }\n}\n",
         ),
     ];
+
+    fn index_of(src: &str) -> Result<Index, IdeError> {
+        let dir = ws(&[("A.java", src)]);
+        let fs = crate::fs::RealFs::open(dir.path()).unwrap();
+        Index::build(&fs, dir.path())
+    }
+
+    /// The audit's shape: `return this.c().c()…;`. Each call's receiver is
+    /// the whole chain before it, and its display text was built from all of
+    /// it (160 KB: 8.6 s); now the indexing steps stay within a constant
+    /// factor of the source, the scan holds one pending node per level, and
+    /// a display, built only when shown, reads a fixed 61 characters.
+    #[test]
+    fn work_is_linear_on_a_long_call_chain() {
+        let mut per_byte = Vec::new();
+        for n in [500, 2000, 8000] {
+            let src = format!("class A {{ A c() {{ return this{}; }} }}", ".c()".repeat(n));
+            let index = index_of(&src).unwrap();
+            assert_eq!(index.calls.len(), n);
+            // Indexing visits the nodes once each and reads no receiver.
+            let work = index.work.get();
+            let bound = 2 * src.len();
+            assert!(work < bound as u64, "n={n}: {work} steps > {bound}");
+            // One pending node per level of the chain, not three: the
+            // identifiers and `()` are counted, never pushed.
+            assert!(
+                index.peak_pending <= 4,
+                "n={n}: {} pending",
+                index.peak_pending
+            );
+            // Showing every call's display reads at most MAX_DISPLAY_CHARS
+            // + 1 characters of each receiver.
+            let shown: Vec<String> = (0..n).map(|s| index.display(s)).collect();
+            assert_eq!(shown[n - 1], "this.c");
+            assert_eq!(shown[0].chars().count(), MAX_DISPLAY_CHARS + 2);
+            let all = index.work.get() - work;
+            let bound = (MAX_DISPLAY_CHARS + 1) * n;
+            assert!(all <= bound as u64, "n={n}: {all} steps > {bound}");
+            per_byte.push(index.work.get() as f64 / src.len() as f64);
+        }
+        assert!(per_byte[2] < per_byte[0] * 1.2, "{per_byte:?}");
+    }
+
+    /// A per-call-site record stays small (136 bytes, plus its name and a
+    /// receiver type's name on the heap): how it reads is rebuilt from the
+    /// source when shown, not stored.
+    #[test]
+    fn a_call_site_record_is_small() {
+        assert!(
+            std::mem::size_of::<CallSite>() <= 136,
+            "{}",
+            std::mem::size_of::<CallSite>()
+        );
+        let index =
+            index_of("class A { void m() { a.b.c(); new B(); this.d(); } A() { this(1); } }")
+                .unwrap();
+        let shown: Vec<String> = (0..index.calls.len()).map(|s| index.display(s)).collect();
+        assert_eq!(shown, ["a.b.c", "new B", "this.d", "this"]);
+    }
+
+    /// Nested types, each with a call the outward walk cannot resolve: at
+    /// the limit they index (qualified names built from parent links), one
+    /// level deeper is `nesting_too_deep`, with the file, line and limit.
+    #[test]
+    fn type_nesting_is_bounded() {
+        let nest = |d: usize| {
+            let open: String = (0..d)
+                .map(|i| format!("class C{i} {{ void m{i}() {{ f{i}(); }}\n"))
+                .collect();
+            open + &"}".repeat(d)
+        };
+        let src = nest(MAX_TYPE_NESTING);
+        let index = index_of(&src).unwrap();
+        let deepest = index.types.len() - 1;
+        let want: Vec<String> = (0..MAX_TYPE_NESTING).map(|i| format!("C{i}")).collect();
+        assert_eq!(index.qualified(deepest), want.join("."));
+        // Each unresolved call walks its enclosing types once.
+        let walk = (MAX_TYPE_NESTING * (MAX_TYPE_NESTING + 1) / 2) as u64;
+        assert!(
+            index.work.get() < 4 * src.len() as u64 + 2 * walk,
+            "{} steps",
+            index.work.get()
+        );
+        let e = index_of(&nest(MAX_TYPE_NESTING + 1)).unwrap_err();
+        assert_eq!(e.kind, "nesting_too_deep");
+        assert_eq!(e.details["path"], "A.java");
+        assert_eq!(e.details["line"], MAX_TYPE_NESTING + 1);
+        assert_eq!(e.details["limit"], MAX_TYPE_NESTING);
+    }
+
+    /// Local classes inside methods inside local classes: each method's
+    /// locals are read from its own body only, not again from the bodies of
+    /// the classes nested in it.
+    #[test]
+    fn locals_are_read_once_per_node() {
+        let d = MAX_TYPE_NESTING - 1;
+        let open: String = (0..d)
+            .map(|i| format!("class L{i} {{ void m() {{ int x{i} = 0; "))
+            .collect();
+        let src = format!("class A {{ void m() {{ {open}{} }} }}", "} }".repeat(d));
+        let index = index_of(&src).unwrap();
+        assert!(
+            index.work.get() < 3 * src.len() as u64,
+            "{} steps for {} bytes",
+            index.work.get(),
+            src.len()
+        );
+    }
+
+    proptest::proptest! {
+        /// The bounded display text is the whole text collapsed and cut, as
+        /// it was computed before.
+        #[test]
+        fn display_prefix_is_the_collapsed_text_cut(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    b'a', b' ', b'\n', b'.', 0xC3, 0xA9, 0xFF, 0xF0, 0x9F, 0x98, 0x80,
+                ]),
+                0..400,
+            ),
+        ) {
+            let mut want = collapse(&String::from_utf8_lossy(&bytes));
+            if want.chars().count() > MAX_DISPLAY_CHARS {
+                want = want.chars().take(MAX_DISPLAY_CHARS - 3).collect::<String>() + "...";
+            }
+            let mut steps = 0;
+            proptest::prop_assert_eq!(display_prefix(&bytes, MAX_DISPLAY_CHARS, &mut steps), want);
+            let lossy: String = lossy_chars(&bytes).collect();
+            proptest::prop_assert_eq!(lossy, String::from_utf8_lossy(&bytes));
+        }
+    }
 
     #[test]
     fn params() {

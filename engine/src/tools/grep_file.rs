@@ -17,14 +17,24 @@
 //! Files containing a NUL byte are binary and are not searched.
 //!
 //! `limit` (default 20) caps the matching lines returned, across all files, in
-//! path order then line order; `totalMatches` counts them all and `truncated`
-//! says some were left out (C-ide-grep-limit). Each match may carry
+//! path order then line order, and so does [`MAX_RESULT_TEXT_BYTES`] of line
+//! text; `totalMatches` counts them all and `truncated` says some were left
+//! out (C-ide-grep-limit). Each match may carry
 //! `context_lines` lines before and after it, independently of its
 //! neighbours. Read-only: nothing is written. Directory listing goes through
 //! the `ignore` crate (no symlink is followed); file bytes through [`Fs`].
+//!
+//! Cost: O(P) to build the matcher for a pattern of P bytes (a regex: at
+//! most the two limits above), then O(F) per file of F bytes (memmem and
+//! the `regex` crate's search are linear in the line; folding is one pass),
+//! holding one file at a time: memory O(P + largest file +
+//! [`MAX_RESULT_TEXT_BYTES`]). Sizing a match's window costs O(its lines),
+//! paid only while the answer has room.
 
 use ignore::types::{Types, TypesBuilder};
+use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
+use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 use serde_json::{json, Map, Value};
 
 use crate::dispatch::{ToolCall, ToolOutcome};
@@ -38,6 +48,16 @@ use crate::tools::ide_read_file::not_found;
 
 /// The default of `limit`.
 pub const DEFAULT_LIMIT: u64 = 20;
+
+/// The most bytes of line text (matches and their context) one result
+/// carries: past it no more matches are listed and `truncated` is set, so
+/// a huge `limit` with a huge `context_lines` cannot make the answer grow
+/// as matches × context (C-ide-grep-limit).
+pub const MAX_RESULT_TEXT_BYTES: usize = 16 * 1024 * 1024;
+
+/// What each line listed costs against [`MAX_RESULT_TEXT_BYTES`] on top of
+/// its text: about the size of a JSON string value in memory.
+pub const LINE_OVERHEAD_BYTES: usize = 32;
 
 /// The name under which an extension filter (`.kt`) is registered (letters
 /// and digits only, as the `ignore` crate requires).
@@ -173,17 +193,149 @@ fn types_for(ft: &FileType) -> Result<Option<Types>, IdeError> {
     b.build().map(Some).map_err(internal)
 }
 
-/// The matcher for `args` (C-ide-grep-match).
-pub fn matcher(args: &GrepArgs) -> Result<Regex, IdeError> {
-    let source = if args.regex {
-        args.pattern.clone()
-    } else {
-        regex::escape(&args.pattern)
+/// Longest `pattern` accepted with `regex: true`. A regex's parse tree costs
+/// a few hundred bytes per pattern byte before the engine's own size check
+/// can refuse it; 16 KiB keeps that under ~10 MB and is far above any regex
+/// written by hand or by a model.
+pub const MAX_REGEX_PATTERN_BYTES: usize = 16 * 1024;
+
+/// The regex engine's limit on a compiled regex (the `regex` crate's
+/// default, stated here so the error and the docs can name it).
+pub const MAX_COMPILED_REGEX_BYTES: usize = 10 * 1024 * 1024;
+
+/// How a line is tested (C-ide-grep-match).
+#[derive(Debug)]
+pub enum LineMatcher {
+    /// `regex: true`: the `regex` crate's byte regex.
+    Regex(Regex),
+    /// A literal, case-sensitive: memmem over the line's bytes.
+    Literal(memmem::Finder<'static>),
+    /// A literal, case ignored: memmem of the folded pattern over the folded
+    /// line (see [`CaseFolder`]).
+    FoldedLiteral {
+        /// The folded pattern's finder.
+        finder: memmem::Finder<'static>,
+        /// The folding, with its cache.
+        folder: CaseFolder,
+        /// The folded line, reused from line to line.
+        scratch: Vec<u8>,
+    },
+}
+
+impl LineMatcher {
+    /// Does `line` (content without its ending) match? O(line) for a
+    /// literal; the regex engine's linear-time search for a regex.
+    pub fn is_match(&mut self, line: &[u8]) -> bool {
+        match self {
+            LineMatcher::Regex(re) => re.is_match(line),
+            LineMatcher::Literal(finder) => finder.find(line).is_some(),
+            LineMatcher::FoldedLiteral {
+                finder,
+                folder,
+                scratch,
+            } => {
+                if line.len() < finder.needle().len() {
+                    // A character folds to one no greater than itself, so
+                    // never to more bytes: the folded line is too short.
+                    return false;
+                }
+                scratch.clear();
+                folder.fold_into(line, scratch);
+                finder.find(scratch).is_some()
+            }
+        }
+    }
+}
+
+/// Unicode simple case folding to one representative per class, the
+/// smallest character of its orbit (`k`, `K` and U+212A KELVIN SIGN all fold
+/// to `K`): two strings fold equal exactly when the `regex` crate's
+/// case-insensitive mode makes them match each other character for
+/// character. Bytes that are not UTF-8 are kept as they are (no UTF-8
+/// pattern can match across them).
+#[derive(Debug, Default)]
+pub struct CaseFolder {
+    cache: std::collections::HashMap<char, char>,
+}
+
+impl CaseFolder {
+    /// The representative of `c`'s case-folding class.
+    pub fn fold(&mut self, c: char) -> char {
+        if c.is_ascii() {
+            // The smallest member of an ASCII letter's orbit is its upper
+            // case (the others, such as U+212A, are beyond ASCII).
+            return c.to_ascii_uppercase();
+        }
+        *self.cache.entry(c).or_insert_with(|| {
+            let mut class = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
+            class.case_fold_simple();
+            class.ranges().first().map_or(c, ClassUnicodeRange::start)
+        })
+    }
+
+    /// Append the folding of `bytes` to `out`.
+    pub fn fold_into(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                let f = self.fold(c);
+                let mut buf = [0; 4];
+                out.extend_from_slice(f.encode_utf8(&mut buf).as_bytes());
+            }
+            out.extend_from_slice(chunk.invalid());
+        }
+    }
+}
+
+/// The matcher for `args` (C-ide-grep-match). A literal is never compiled
+/// as a regex: memmem, over folded text when case is ignored, in
+/// O(pattern) memory whatever its length. A regex longer than
+/// [`MAX_REGEX_PATTERN_BYTES`], or whose compiled form exceeds
+/// [`MAX_COMPILED_REGEX_BYTES`], is `regex_too_large`; any other regex the
+/// engine refuses is `invalid_regex`.
+pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
+    if !args.regex {
+        let needle = args.pattern.as_bytes();
+        if args.case_sensitive {
+            return Ok(LineMatcher::Literal(
+                memmem::Finder::new(needle).into_owned(),
+            ));
+        }
+        let mut folder = CaseFolder::default();
+        let mut folded = Vec::with_capacity(needle.len());
+        folder.fold_into(needle, &mut folded);
+        return Ok(LineMatcher::FoldedLiteral {
+            finder: memmem::Finder::new(&folded).into_owned(),
+            folder,
+            scratch: Vec::new(),
+        });
+    }
+    let too_large = |reason: &str, limit: usize, what: &str| {
+        IdeError::new(
+            "regex_too_large",
+            format!(
+                "the regex is too large: {what} exceeds the limit of {limit} bytes; search a literal (regex: false) or a shorter regex"
+            ),
+        )
+        .with("reason", reason)
+        .with("limit", limit)
+        .with("patternBytes", args.pattern.len())
     };
-    RegexBuilder::new(&source)
+    if args.pattern.len() > MAX_REGEX_PATTERN_BYTES {
+        return Err(too_large(
+            "pattern_bytes",
+            MAX_REGEX_PATTERN_BYTES,
+            &format!("its {} bytes", args.pattern.len()),
+        ));
+    }
+    RegexBuilder::new(&args.pattern)
         .case_insensitive(!args.case_sensitive)
+        .size_limit(MAX_COMPILED_REGEX_BYTES)
         .build()
+        .map(LineMatcher::Regex)
         .map_err(|e| {
+            if let regex::Error::CompiledTooBig(limit) = &e {
+                return too_large("compiled_size", *limit, "its compiled form");
+            }
             let full = e.to_string();
             let summary = full
                 .lines()
@@ -206,7 +358,7 @@ pub fn grep(
     root: &std::path::Path,
     args: &GrepArgs,
 ) -> Result<Map<String, Value>, IdeError> {
-    let re = matcher(args)?;
+    let mut re = matcher(args)?;
     let types = types_for(&args.file_type)?;
     let (shown_path, files) = match &args.path {
         None => (Value::Null, walk_files(root, "", types.as_ref())?),
@@ -225,6 +377,7 @@ pub fn grep(
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
     let context = usize::try_from(args.context_lines).unwrap_or(usize::MAX);
     let mut matches = Vec::new();
+    let mut text_left = MAX_RESULT_TEXT_BYTES;
     let (mut searched, mut with_matches, mut total) = (0u64, 0u64, 0u64);
     for path in &files {
         // A file that vanished or cannot be read is skipped, as ripgrep does.
@@ -241,8 +394,25 @@ pub fn grep(
             }
             any = true;
             total += 1;
-            if matches.len() < limit {
-                matches.push(one_match(path, &lines, i, args.context_lines > 0, context));
+            if matches.len() < limit && text_left > 0 {
+                let window = if args.context_lines > 0 {
+                    i.saturating_sub(context)..lines.len().min(i.saturating_add(context) + 1)
+                } else {
+                    i..i + 1
+                };
+                // A line counts its text plus what a JSON string costs in
+                // memory, so empty lines are paid for too.
+                let bytes: usize = window
+                    .map(|j| lines.content(j).len() + LINE_OVERHEAD_BYTES)
+                    .sum();
+                if bytes <= text_left {
+                    text_left -= bytes;
+                    matches.push(one_match(path, &lines, i, args.context_lines > 0, context));
+                } else {
+                    // Stop listing (a later, smaller match would break the
+                    // path-then-line order of a prefix).
+                    text_left = 0;
+                }
             }
         }
         with_matches += u64::from(any);
@@ -372,6 +542,99 @@ mod tests {
         assert!(e.message.contains("unclosed group"), "{}", e.message);
         // The same text as a literal is fine.
         assert!(matcher(&args(json!({"pattern": "("}))).is_ok());
+    }
+
+    #[test]
+    fn regex_too_large_is_its_own_kind() {
+        let long = "a".repeat(MAX_REGEX_PATTERN_BYTES + 1);
+        let e = matcher(&args(json!({"pattern": long, "regex": true}))).unwrap_err();
+        assert_eq!(e.kind, "regex_too_large");
+        assert_eq!(e.details["reason"], "pattern_bytes");
+        assert_eq!(e.details["limit"], MAX_REGEX_PATTERN_BYTES);
+        assert!(e.message.contains("16384"), "{}", e.message);
+        // Short, but compiles past the engine's limit.
+        let e = matcher(&args(json!({"pattern": "\\w{1000}{1000}", "regex": true}))).unwrap_err();
+        assert_eq!(e.kind, "regex_too_large");
+        assert_eq!(e.details["reason"], "compiled_size");
+        assert_eq!(e.details["limit"], MAX_COMPILED_REGEX_BYTES);
+        // The same text as a literal is searched as a literal.
+        let long = "a".repeat(MAX_REGEX_PATTERN_BYTES + 1);
+        assert!(matcher(&args(json!({"pattern": long}))).is_ok());
+    }
+
+    /// The audit's shape: a 1 MB literal pattern, case ignored, against a
+    /// line that holds it and one that falls one byte short. (Compiled as a
+    /// regex it took 371 MB and was then refused as `invalid_regex`.)
+    #[test]
+    fn a_long_literal_is_searched_as_a_literal() {
+        let pattern = "Ab".repeat(1 << 19);
+        let mut m = matcher(&args(json!({"pattern": pattern}))).unwrap();
+        let hit = format!("x{}x", "aB".repeat(1 << 19));
+        assert!(m.is_match(hit.as_bytes()));
+        let miss = format!("{}A", "aB".repeat((1 << 19) - 1));
+        assert!(!m.is_match(miss.as_bytes()));
+    }
+
+    proptest::proptest! {
+        /// A literal, folded or not, matches exactly the lines its escaped
+        /// regex matches (the rule before literals bypassed the regex
+        /// engine), over letters whose case classes are unusual: `k`/`K`/
+        /// KELVIN SIGN, `s`/`S`/LONG S, `ß`/`ẞ`, Greek sigmas, dotted and
+        /// dotless `i`, and a byte that is not UTF-8.
+        #[test]
+        fn a_literal_matches_as_its_escaped_regex_did(
+            pattern in proptest::collection::vec(0usize..14, 1..4),
+            line in proptest::collection::vec(0usize..15, 0..10),
+            case_sensitive in proptest::bool::ANY,
+        ) {
+            const PIECES: [&str; 14] = [
+                "k", "K", "\u{212A}", "s", "S", "\u{17F}", "ß", "\u{1E9E}",
+                "σ", "ς", "Σ", "i", "\u{130}", ".",
+            ];
+            let pattern: String = pattern.iter().map(|&i| PIECES[i]).collect();
+            let mut bytes = Vec::new();
+            for &i in &line {
+                bytes.extend_from_slice(PIECES.get(i).map_or(&b"\xff"[..], |p| p.as_bytes()));
+            }
+            let a = args(json!({"pattern": pattern, "case_sensitive": case_sensitive}));
+            let want = RegexBuilder::new(&regex::escape(&pattern))
+                .case_insensitive(!case_sensitive)
+                .build()
+                .unwrap()
+                .is_match(&bytes);
+            proptest::prop_assert_eq!(matcher(&a).unwrap().is_match(&bytes), want);
+        }
+    }
+
+    /// Every line matches, with a context of every line: the answer stops
+    /// at MAX_RESULT_TEXT_BYTES of text instead of growing as lines², and
+    /// empty lines count too.
+    #[test]
+    fn the_answer_text_is_bounded() {
+        let line = "a".repeat(1023);
+        let n = 4096; // 4 MB of lines: each match's window is the whole file
+        let file = format!("{line}\n").repeat(n);
+        let dir = ws(&[("a.txt", file.as_bytes())]);
+        let doc = run_on(
+            &dir,
+            json!({"pattern": "a", "limit": 1_000_000, "context_lines": 1_000_000}),
+        )
+        .unwrap();
+        assert_eq!(doc["totalMatches"], n);
+        assert_eq!(doc["truncated"], true);
+        let shown = doc["matches"].as_array().unwrap().len();
+        assert_eq!(
+            shown,
+            MAX_RESULT_TEXT_BYTES / ((1023 + LINE_OVERHEAD_BYTES) * n)
+        );
+        let dir = ws(&[("e.txt", "\n".repeat(1 << 16).as_bytes())]);
+        let doc = run_on(
+            &dir,
+            json!({"pattern": "^$", "regex": true, "limit": 1_000_000, "context_lines": 1_000_000}),
+        )
+        .unwrap();
+        let shown = doc["matches"].as_array().unwrap().len();
+        assert_eq!(shown, MAX_RESULT_TEXT_BYTES / (LINE_OVERHEAD_BYTES << 16));
     }
 
     #[test]

@@ -1,0 +1,101 @@
+//! The runner against executors that leave hostile workspaces behind: a
+//! file far past the per-case limit (sparse, so the test costs nothing),
+//! and a workspace replaced by a symlink to `/`. Each case fails with the
+//! reason, the run goes on to the next case, and `check` exits 1 with its
+//! report written. Shell-script executors: the misbehaviour is the script.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
+
+/// A oneshot executor: answers every TOOL_CALL with success after running
+/// `misbehave` in its workspace (its cwd); exits 1 on anything else (HELLO).
+fn script(dir: &std::path::Path, misbehave: &str) -> String {
+    let path = dir.join("executor.sh");
+    let text = format!(
+        r#"#!/bin/sh
+line=$(head -n 1)
+case "$line" in *TOOL_CALL*) ;; *) exit 1;; esac
+id=$(printf '%s' "$line" | sed -n 's/.*"toolCallId":"\([^"]*\)".*/\1/p')
+case "$id" in *hostile*) {misbehave} ;; esac
+printf '{{"type":"TOOL_RESULT","data":{{"toolCallId":"%s","success":true,"result":"{{\\"success\\":true}}","executionTime":0}}}}\n' "$id"
+"#
+    );
+    std::fs::write(&path, text).expect("write the script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_str().expect("utf-8").to_owned()
+}
+
+fn write_case(corpus: &std::path::Path, id: &str) {
+    let case = json!({
+        "id": id, "summary": "the executor answers success", "spec": ["websocket-tool-protocol#tool-result"],
+        "tool": "test.write", "given": {"files": {"keep.txt": "k\n"}}, "call": {},
+        "expect": {"result": {"success": true}, "files": "unchanged"}
+    });
+    let path = corpus.join(format!("{id}.json"));
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(path, case.to_string()).expect("write the case");
+}
+
+/// Run `check` on a hostile case and a well-behaved one after it; returns
+/// the hostile case's record and asserts the rest.
+fn run(misbehave: &str) -> Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let corpus = dir.path().join("corpus");
+    write_case(&corpus, "t/a-hostile");
+    write_case(&corpus, "t/b-fine");
+    let executor = script(dir.path(), misbehave);
+    let out = Command::new(PATCHSPEC)
+        .args(["check", "--corpus", corpus.to_str().expect("utf-8")])
+        .args(["--report", "json", "--", &executor])
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run patchspec");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(lines.iter().any(|v| v["type"] == "footer"), "{stdout}");
+    let case = |id: &str| {
+        lines
+            .iter()
+            .rfind(|v| v["type"] == "case" && v["id"] == id)
+            .unwrap_or_else(|| panic!("no {id} in {stdout}"))
+            .clone()
+    };
+    assert_eq!(case("t/b-fine")["outcome"], "pass", "the run went on");
+    case("t/a-hostile")
+}
+
+fn message(case: &Value) -> String {
+    case.to_string()
+}
+
+#[test]
+fn a_file_past_the_per_case_limit_fails_the_case_unread() {
+    // 300 MiB apparent, no blocks: past the 256 MiB default limit.
+    let case = run("truncate -s 300M big.bin");
+    assert_eq!(case["outcome"], "error", "{case}");
+    let text = message(&case);
+    assert!(text.contains("per-case limit of 268435456 bytes"), "{text}");
+    assert!(text.contains("big.bin"), "{text}");
+}
+
+#[test]
+fn a_workspace_replaced_by_a_symlink_is_not_followed() {
+    let case = run("cd .. && rm -rf ws && ln -s / ws");
+    assert_eq!(case["outcome"], "error", "{case}");
+    let text = message(&case);
+    assert!(text.contains("replaced by a symlink to /"), "{text}");
+}
