@@ -821,19 +821,9 @@ impl<'f, 'p> PostState<'f, 'p> {
         }
         self.tick(seq.len() as u64 + old.len() as u64);
         // Knuth–Morris–Pratt over line ids.
-        let mut border = vec![0usize; old.len()];
-        let mut k = 0;
-        for i in 1..old.len() {
-            while k > 0 && old[i] != old[k] {
-                k = border[k - 1];
-            }
-            if old[i] == old[k] {
-                k += 1;
-            }
-            border[i] = k;
-        }
+        let border = borders(old);
         let (mut count, mut first, mut lines) = (0usize, None, Vec::new());
-        k = 0;
+        let mut k = 0;
         for (i, &pos) in seq.iter().enumerate() {
             let id = self.id_at(pos);
             while k > 0 && old[k] != id {
@@ -1204,6 +1194,25 @@ impl Writer<'_> {
         }
         self.buf
     }
+}
+
+/// Knuth–Morris–Pratt's failure function over any sequence: `table[i]` is
+/// the length of the longest proper border (a prefix that is also a suffix)
+/// of `s[..=i]`. O(`s`) time. Shared by the matcher's failure pass (over
+/// line ids) and `apply_change`'s occurrence count (over bytes).
+pub(crate) fn borders<T: Eq>(s: &[T]) -> Vec<usize> {
+    let mut table = vec![0; s.len()];
+    let mut k = 0;
+    for i in 1..s.len() {
+        while k > 0 && s[k] != s[i] {
+            k = table[k - 1];
+        }
+        if s[k] == s[i] {
+            k += 1;
+        }
+        table[i] = k;
+    }
+    table
 }
 
 #[cfg(test)]

@@ -159,7 +159,7 @@ fn occurrences(hay: &[u8], needle: &[u8]) -> Occurrences {
         return found;
     };
     found.record(first);
-    let table = failure_table(needle);
+    let table = crate::matching::borders(needle);
     // `matched` bytes of the needle end just before `i`; starting one byte
     // after the first hit with the border of the whole needle keeps every
     // overlapping occurrence that starts after it.
@@ -181,23 +181,6 @@ fn occurrences(hay: &[u8], needle: &[u8]) -> Occurrences {
     }
     found.work = steps;
     found
-}
-
-/// KMP's failure function: `table[i]` is the length of the longest proper
-/// border (prefix that is also a suffix) of `needle[..=i]`. O(`needle`).
-fn failure_table(needle: &[u8]) -> Vec<usize> {
-    let mut table = vec![0; needle.len()];
-    let mut k = 0;
-    for i in 1..needle.len() {
-        while k > 0 && needle[k] != needle[i] {
-            k = table[k - 1];
-        }
-        if needle[k] == needle[i] {
-            k += 1;
-        }
-        table[i] = k;
-    }
-    table
 }
 
 fn to_lf(s: &str) -> Vec<u8> {
