@@ -9,7 +9,7 @@
 //! exactly as `check` does (same judging, same workspaces, same probe for an
 //! unusable executor); its results become one column of the
 //! [`crate::matrix::Matrix`]. While a column runs, its progress goes to
-//! stderr ([`ColumnProgress`]); a column that turns out unusable shows the
+//! stderr (`ColumnProgress`); a column that turns out unusable shows the
 //! case that made it so, with the executor's stderr, as `check` does.
 //! Outputs, in `--out DIR`: `matrix.json`, `matrix.html`,
 //! `badges/<NAME>.json` for each column that ran (an unusable column has no

@@ -24,7 +24,7 @@
 //! Cost: O(F + S + R) time and memory for a file of F bytes, a SEARCH of S
 //! and a REPLACE of R, whatever their content: the occurrences are counted by
 //! memmem plus one Knuth–Morris–Pratt pass (overlapping repetitions included,
-//! see [`occurrences`]), and lines are numbered in one pass. The
+//! see `occurrences`), and lines are numbered in one pass. The
 //! `work_is_linear_*` tests count the steps.
 
 use memchr::memmem;

@@ -32,7 +32,7 @@ pub mod write_patch;
 /// How a tool opens the workspace at a root: [`open_real`] in production.
 pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;
 
-/// The real workspace, to read: [`RealFs`] on the root, after recovering
+/// The real workspace, to read: [`RealFs`](crate::fs::RealFs) on the root, after recovering
 /// an interrupted commit of a dead writer ([`crate::workspace::open_for_reading`]).
 pub fn open_real(root: &Path) -> io::Result<Box<dyn Fs>> {
     Ok(Box::new(crate::workspace::open_for_reading(root)?))
