@@ -432,6 +432,18 @@ impl<'a> FaultFs<'a> {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// The index in [`FaultFs::log`] of the operation that was made to fail,
+    /// once it has been reached (`None` before, or when nothing is to fail).
+    pub fn failed_entry(&self) -> Option<usize> {
+        let fail_at = self.fail_at?;
+        self.log()
+            .iter()
+            .enumerate()
+            .filter(|(_, (op, _))| (self.filter)(*op))
+            .nth(fail_at)
+            .map(|(i, _)| i)
+    }
+
     fn gate(&self, op: FsOp, path: &str) -> io::Result<()> {
         if let Ok(mut log) = self.log.lock() {
             log.push((op, path.to_string()));

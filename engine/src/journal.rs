@@ -237,6 +237,26 @@ pub fn commit_point(fs: &dyn Fs, intent: &Intent) -> io::Result<()> {
     Ok(())
 }
 
+/// True when the operation at `index` of a commit's operation log (as
+/// [`crate::fs::FaultFs::log`] records it) comes after a commit point: the
+/// last intent record touched before it was removed, not written. A fault
+/// there is a clean-up fault, which does not fail the commit (the module
+/// doc of [`crate::commit`], phase 3); fault-injection oracles use this to
+/// tell which faults must be reported.
+pub fn after_commit_point(log: &[(crate::fs::FsOp, String)], index: usize) -> bool {
+    use crate::fs::FsOp;
+    let is_intent = |p: &str| p.starts_with(TXN_DIR) && p.ends_with("/intent");
+    log.iter()
+        .take(index)
+        .rev()
+        .find_map(|(op, p)| match op {
+            FsOp::RemoveFile if is_intent(p) => Some(true),
+            FsOp::WriteNew if is_intent(p) => Some(false),
+            _ => None,
+        })
+        .unwrap_or(false)
+}
+
 /// Remove a transaction folder: everything in it, the intent last.
 pub fn discard(fs: &dyn Fs, dir: &str) -> io::Result<()> {
     let entries = match fs.list_dir(dir) {

@@ -39,6 +39,7 @@ use std::collections::BTreeMap;
 use arbitrary::{Arbitrary, Unstructured};
 use patchspec_engine::envelope;
 use patchspec_engine::fs::{FaultFs, Fs, FsOp, RealFs};
+use patchspec_engine::journal;
 use patchspec_engine::tools::apply_patch::{apply_bytes, ApplyOptions};
 use serde_json::Value;
 
@@ -258,7 +259,15 @@ pub fn check_apply(s: &Scenario) {
         Some(n) => {
             let faulty = FaultFs::new(fs, FsOp::is_mutation, Some(n));
             let applied = apply_bytes(&faulty, &s.patch, &options);
-            let fired = faulty.count() > n;
+            // A fault after the commit point is clean-up: the commit stands
+            // and nothing is reported (commit.rs, phase 3).
+            let fired = faulty.failed_entry().is_some_and(|i| {
+                let cleanup = journal::after_commit_point(&faulty.log(), i);
+                if cleanup {
+                    stat("clean-up fault");
+                }
+                !cleanup
+            });
             (applied, fired)
         }
         None => (apply_bytes(fs, &s.patch, &options), false),

@@ -6,6 +6,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use patchspec_engine::envelope;
 use patchspec_engine::fs::{FaultFs, Fs, FsOp, RealFs};
 use patchspec_engine::hash::sha256_hex;
+use patchspec_engine::journal;
 use patchspec_engine::matching;
 use patchspec_engine::tools::write_patch::{
     apply_batch, apply_changes, validate, ApplyError, FileStatus, LineOp, ValidatedBatch,
@@ -427,7 +428,15 @@ fn check_apply(s: &Scenario) {
         Some(n) => {
             let faulty = FaultFs::new(fs, FsOp::is_mutation, Some(n));
             let r = apply_batch(&faulty, &batch);
-            let fired = faulty.count() > n;
+            // A fault after the commit point is clean-up: the commit stands
+            // and nothing is reported (commit.rs, phase 3).
+            let fired = faulty.failed_entry().is_some_and(|i| {
+                let cleanup = journal::after_commit_point(&faulty.log(), i);
+                if cleanup {
+                    stat("clean-up fault");
+                }
+                !cleanup
+            });
             (r, fired)
         }
         None => (apply_batch(fs, &batch), false),
