@@ -8,7 +8,8 @@
 //!    ([`crate::journal`]) lists every planned rename, every temp file to
 //!    stage and where each pre-image will be kept; it is fsync'd with its
 //!    folder before anything visible happens;
-//! 1. **stage**: every write goes to a sibling temp file
+//! 1. **stage**: the directories the commit creates ([`Change::CreateDir`],
+//!    outermost first) are made; every write goes to a sibling temp file
 //!    `<path>.<16 hex>.apply-patch.tmp`, fsync'd (the name part cut short
 //!    when the whole would exceed [`NAME_MAX`]: see [`temp_name`]); then each
 //!    file to be replaced gets a second name in the transaction folder (a
@@ -17,8 +18,9 @@
 //! 2. **commit**: in plan order, each temp file is renamed over its target
 //!    and each deleted file is renamed into the workspace trash
 //!    (`.patchspec/trash/<transaction>/<path>`); then every touched directory
-//!    is fsync'd: the targets' parents, the trash folders a file went into
-//!    and the parents of every folder the commit created;
+//!    is fsync'd: the targets' parents (a created directory's parent among
+//!    them), the trash folders a file went into and the parents of every
+//!    folder the commit created;
 //! 3. **commit point**: the intent record is removed (its folder fsync'd);
 //!    the pre-image links and the folder are then cleaned up, and the trash
 //!    is pruned to its bound ([`crate::trash`]). A fault in that clean-up
@@ -26,9 +28,10 @@
 //! 4. **rollback** (on any failure before the commit point): the same undo
 //!    that crash recovery runs ([`crate::journal::undo`]): staged temp files
 //!    are unlinked, replaced files get their pre-image renamed back, created
-//!    files are removed, trashed files are renamed back, the transaction's
-//!    trash folders and journal folder are removed; the touched directories
-//!    are fsync'd again, best effort.
+//!    files are removed, trashed files are renamed back, created directories
+//!    are removed (deepest first, once empty), the transaction's trash
+//!    folders and journal folder are removed; the touched directories are
+//!    fsync'd again, best effort.
 //!
 //! Roll-back, not roll-forward: while the intent exists the commit has not
 //! happened, so a process killed anywhere in 0–3 leaves a state that the
@@ -43,7 +46,7 @@
 
 use std::io;
 
-use crate::fs::{file_name_of, parent_of, Fs};
+use crate::fs::{file_name_of, parent_of, EntryKind, Fs};
 use crate::journal::{self, Intent, Step};
 
 /// The private folder of the engine inside a workspace.
@@ -72,13 +75,23 @@ pub enum Change {
         /// The pre-image.
         before: Vec<u8>,
     },
+    /// Create the directory `path`, where nothing is: its parent exists or
+    /// is created by an earlier change of the same commit, and the changes
+    /// inside it come after it. A rolled-back commit removes it again
+    /// (when empty). [`missing_parents`] lists the ones a new file needs.
+    CreateDir {
+        /// Workspace-relative, guarded path.
+        path: String,
+    },
 }
 
 impl Change {
     /// The path this change touches.
     pub fn path(&self) -> &str {
         match self {
-            Change::Write { path, .. } | Change::Delete { path, .. } => path,
+            Change::Write { path, .. }
+            | Change::Delete { path, .. }
+            | Change::CreateDir { path } => path,
         }
     }
 }
@@ -87,7 +100,8 @@ impl Change {
 #[derive(Debug, thiserror::Error)]
 #[error("{step} {path}: {source}{}", if *.rollback_incomplete { " (rollback incomplete: the workspace may differ from before)" } else { "" })]
 pub struct CommitError {
-    /// "staging", "renaming", "trashing", "syncing".
+    /// "journaling", [`CREATING_DIRECTORY`], "staging", "renaming",
+    /// "trashing", "syncing".
     pub step: &'static str,
     /// The path being written when it failed.
     pub path: String,
@@ -103,6 +117,10 @@ impl CommitError {
         !self.rollback_incomplete
     }
 }
+
+/// The [`CommitError::step`] of a failure to create a [`Change::CreateDir`]
+/// directory.
+pub const CREATING_DIRECTORY: &str = "creating directory";
 
 /// The longest file name, in bytes, that Linux, macOS and the BSDs take.
 pub const NAME_MAX: usize = 255;
@@ -136,7 +154,7 @@ fn new_transaction(changes: &[Change]) -> String {
         .iter()
         .map(|c| match c {
             Change::Delete { before, .. } => before.len(),
-            Change::Write { .. } => 0,
+            Change::Write { .. } | Change::CreateDir { .. } => 0,
         })
         .sum();
     format!("{millis:013}-{:08x}-{trashed}", fastrand::u32(..))
@@ -167,6 +185,7 @@ fn plan(transaction: &str, changes: &[Change]) -> Intent {
                 path: path.clone(),
                 trash: format!("{TRASH_DIR}/{transaction}/{path}"),
             },
+            Change::CreateDir { path } => Step::CreateDir { path: path.clone() },
         })
         .collect();
     Intent::new(transaction, steps)
@@ -198,7 +217,16 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
             rollback_incomplete: !clean,
         }
     };
-    // Phase 1: stage every write.
+    // Phase 1: the new directories (outermost first: plan order), then
+    // every write staged (a temp file is a sibling of its target, so it
+    // needs the target's directory).
+    for step in &intent.steps {
+        if let Step::CreateDir { path } = step {
+            if let Err(e) = fs.create_dir(path) {
+                return Err(abort(CREATING_DIRECTORY, path, e, false));
+            }
+        }
+    }
     for (step, change) in intent.steps.iter().zip(changes) {
         if let (Some(temp), Change::Write { bytes, mode, .. }) = (step.temp(), change) {
             if let Err(e) = fs.write_new(temp, bytes, *mode) {
@@ -238,11 +266,13 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
             Step::Delete { path, trash } => journal::ensure_dirs(fs, parent_of(trash))
                 .map(|made| created_dirs.extend(made))
                 .and_then(|()| fs.rename(path, trash)),
+            Step::CreateDir { .. } => Ok(()),
         };
         if let Err(e) = result {
             let what = match change {
                 Change::Write { .. } => "renaming",
                 Change::Delete { .. } => "trashing",
+                Change::CreateDir { .. } => CREATING_DIRECTORY,
             };
             return Err(abort(what, change.path(), e, true));
         }
@@ -289,8 +319,9 @@ pub(crate) fn now_millis() -> u128 {
         .unwrap_or(0)
 }
 
-/// Every directory whose entries a commit changed: the targets' parents, the
-/// trash folders files went into, the parents of created folders.
+/// Every directory whose entries a commit changed: the targets' parents
+/// (for a [`Change::CreateDir`], the new directory's parent), the trash
+/// folders files went into, the parents of the trash folders it created.
 fn touched_dirs(intent: &Intent, created_dirs: &[String]) -> Vec<String> {
     let mut dirs: Vec<String> = intent
         .steps
@@ -308,6 +339,43 @@ fn touched_dirs(intent: &Intent, created_dirs: &[String]) -> Vec<String> {
     dirs.sort_unstable();
     dirs.dedup();
     dirs
+}
+
+/// The [`Change::CreateDir`] changes a new file at `path` needs: one per
+/// directory above it that does not exist, outermost first. A component
+/// that exists and is not a directory (a file, a symlink the guard did not
+/// resolve, ...) is an error naming it; so is an I/O error while probing.
+/// Read-only: the directories are made by [`commit`], in the same commit
+/// as the file, so a rolled-back commit removes them again.
+pub fn missing_parents(fs: &dyn Fs, path: &str) -> io::Result<Vec<Change>> {
+    let mut missing = Vec::new();
+    let dir = parent_of(path);
+    if dir.is_empty() {
+        return Ok(missing);
+    }
+    let ends = dir.match_indices('/').map(|(i, _)| i);
+    for end in ends.chain(std::iter::once(dir.len())) {
+        let prefix = &dir[..end];
+        // Below a missing directory nothing exists: no need to ask.
+        let kind = if missing.is_empty() {
+            fs.kind(prefix)
+                .map_err(|e| io::Error::new(e.kind(), format!("{prefix}: {e}")))?
+        } else {
+            None
+        };
+        match kind {
+            Some(EntryKind::Dir) => {}
+            None => missing.push(Change::CreateDir {
+                path: prefix.to_string(),
+            }),
+            Some(_) => {
+                return Err(io::Error::other(format!(
+                    "{prefix} exists and is not a directory"
+                )))
+            }
+        }
+    }
+    Ok(missing)
 }
 
 /// True when `name` is a staged temp file of this engine: it ends in
@@ -395,6 +463,15 @@ pub(crate) mod tests {
                 path: "gone.txt".into(),
                 before: b"bye\n".to_vec(),
             },
+            // Nested new directories, then a file in the deepest.
+            Change::CreateDir { path: "n".into() },
+            Change::CreateDir { path: "n/e".into() },
+            Change::Write {
+                path: "n/e/w.txt".into(),
+                bytes: b"w\n".to_vec(),
+                before: None,
+                mode: None,
+            },
             Change::Write {
                 path: "d/b.txt".into(),
                 bytes: b"b2\n".to_vec(),
@@ -414,6 +491,7 @@ pub(crate) mod tests {
         assert_eq!(after["a.txt"], b"a2\n");
         assert_eq!(after["d/new.txt"], b"new\n");
         assert_eq!(after["d/b.txt"], b"b2\n");
+        assert_eq!(after["n/e/w.txt"], b"w\n");
         assert!(!after.contains_key("gone.txt"));
         let trashed: Vec<_> = after
             .iter()
@@ -447,6 +525,7 @@ pub(crate) mod tests {
             (counting.count(), commit_point_of(&counting.log()), post)
         };
         assert!(steps >= 10, "the commit has {steps} steps");
+        let mut dirs_undone = 0;
         for k in 0..steps {
             let (dir, changes) = setup();
             let before = snapshot(dir.path());
@@ -467,8 +546,15 @@ pub(crate) mod tests {
             }
             let e = result.expect_err(&format!("step {k} ({:?}) surfaced", faulty.log().get(k)));
             assert!(e.rollback(), "step {k}: {e}");
+            // Folders included: the ones the commit created are gone again.
             assert_eq!(after, before, "step {k}: {:?}", faulty.log());
+            let log = faulty.log();
+            dirs_undone += usize::from(
+                log[..k].contains(&(FsOp::CreateDir, "n/e".to_string()))
+                    && log[k..].contains(&(FsOp::RemoveDir, "n/e".to_string())),
+            );
         }
+        assert!(dirs_undone >= 5, "faults after n/e was made: {dirs_undone}");
     }
 
     /// The crash proof: the process "dies" at every step of the commit (no
@@ -535,6 +621,108 @@ pub(crate) mod tests {
         );
     }
 
+    /// The new directories are made before anything is staged in them, and
+    /// each one's entry is made durable before the commit point: the parent
+    /// of every created directory is fsync'd, as the directory itself.
+    #[test]
+    fn created_directories_and_their_parents_are_synced() {
+        let (dir, changes) = setup();
+        let real = RealFs::open(dir.path()).unwrap();
+        let fs = FaultFs::new(&real, |_| true, None);
+        commit(&fs, &changes).unwrap();
+        let log = fs.log();
+        let at = |op: FsOp, path: &str| {
+            log.iter()
+                .position(|(o, p)| *o == op && p == path)
+                .unwrap_or_else(|| panic!("no {op:?} {path}: {log:?}"))
+        };
+        let staged = log
+            .iter()
+            .position(|(op, p)| *op == FsOp::WriteNew && p.starts_with("n/e/w.txt."))
+            .expect("n/e/w.txt staged");
+        assert!(at(FsOp::CreateDir, "n") < at(FsOp::CreateDir, "n/e"));
+        assert!(at(FsOp::CreateDir, "n/e") < staged);
+        let renamed = log
+            .iter()
+            .position(|(op, p)| *op == FsOp::Rename && p.starts_with("n/e/w.txt."))
+            .expect("n/e/w.txt renamed");
+        let point = commit_point_of(&log);
+        for synced in ["", "n", "n/e"] {
+            let s = log[renamed..point]
+                .iter()
+                .position(|(op, p)| *op == FsOp::SyncDir && p == synced);
+            assert!(
+                s.is_some(),
+                "{synced:?} not synced before the commit point: {log:?}"
+            );
+        }
+    }
+
+    /// A failed commit removes the directories it made, deepest first, and
+    /// one that is no longer empty (something else was put there) stays.
+    #[test]
+    fn a_rollback_removes_created_directories_unless_something_else_is_in_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = RealFs::open(dir.path()).unwrap();
+        let changes = vec![
+            Change::CreateDir { path: "n".into() },
+            Change::CreateDir { path: "n/e".into() },
+            Change::Write {
+                path: "n/e/w.txt".into(),
+                bytes: b"w\n".to_vec(),
+                before: None,
+                mode: None,
+            },
+        ];
+        let fs = FaultFs::new(&real, |op| op == FsOp::Rename, Some(0));
+        let e = commit(&fs, &changes).unwrap_err();
+        assert!(e.rollback(), "{e}");
+        assert_eq!(snapshot(dir.path()), BTreeMap::new());
+        let log = fs.log();
+        let removed: Vec<&str> = log
+            .iter()
+            .filter(|(op, _)| *op == FsOp::RemoveDir)
+            .map(|(_, p)| p.as_str())
+            .filter(|p| !p.starts_with(".patchspec"))
+            .collect();
+        assert_eq!(removed, ["n/e", "n"]);
+        // Undo of the same plan when a stranger's file sits in `n`.
+        std::fs::create_dir_all(dir.path().join("n/e")).unwrap();
+        std::fs::write(dir.path().join("n/other.txt"), "keep\n").unwrap();
+        let intent = plan("t", &changes);
+        crate::journal::undo(&real, &intent, true).unwrap();
+        let after = snapshot(dir.path());
+        assert_eq!(after.keys().collect::<Vec<_>>(), ["n/", "n/other.txt"]);
+    }
+
+    #[test]
+    fn missing_parents_lists_the_directories_a_new_file_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("f"), "x").unwrap();
+        let fs = RealFs::open(dir.path()).unwrap();
+        let dirs = |path: &str| -> Vec<String> {
+            missing_parents(&fs, path)
+                .unwrap()
+                .iter()
+                .map(|c| c.path().to_string())
+                .collect()
+        };
+        assert!(dirs("top.txt").is_empty());
+        assert!(dirs("a/x.txt").is_empty());
+        assert_eq!(dirs("a/b/c/x.txt"), ["a/b", "a/b/c"]);
+        assert_eq!(dirs("n/x.txt"), ["n"]);
+        let e = missing_parents(&fs, "f/x.txt").unwrap_err();
+        assert!(
+            e.to_string().contains("f exists and is not a directory"),
+            "{e}"
+        );
+        // Below the first missing one, nothing is asked.
+        let counting = FaultFs::new(&fs, |_| true, None);
+        missing_parents(&counting, "a/b/c/d/x.txt").unwrap();
+        assert_eq!(counting.count(), 2, "{:?}", counting.log());
+    }
+
     /// The rename into the trash is made durable: its folder, and the parent
     /// of every trash folder the commit created, are fsync'd after it.
     #[test]
@@ -570,9 +758,12 @@ pub(crate) mod tests {
     fn a_rollback_is_synced() {
         let (dir, changes) = setup();
         let real = RealFs::open(dir.path()).unwrap();
-        // Fail the last rename (d/b.txt into place): a.txt, d/new.txt and
-        // the trash rename are undone.
-        let renames = changes.len();
+        // Fail the last rename (d/b.txt into place): a.txt, d/new.txt,
+        // n/e/w.txt and the trash rename are undone.
+        let renames = changes
+            .iter()
+            .filter(|c| !matches!(c, Change::CreateDir { .. }))
+            .count();
         let fs = FaultFs::new(&real, |op| op == FsOp::Rename, Some(renames - 1));
         let before = snapshot(dir.path());
         let e = commit(&fs, &changes).unwrap_err();

@@ -23,7 +23,11 @@
 //!   back over it;
 //! - created file: temp still there, unlink it; otherwise, once renaming
 //!   began, the created file is removed;
-//! - deleted file: if its trash path exists, it is renamed back.
+//! - deleted file: if its trash path exists, it is renamed back;
+//! - created directory: removed (undone in reverse plan order, so after
+//!   the files in it and before its parent); one that is not there was
+//!   never made, one that is not empty holds what this transaction did not
+//!   put there and stays.
 //!
 //! Cost: recovery reads one small intent per interrupted transaction and
 //! makes a constant number of filesystem calls per planned change; a
@@ -68,15 +72,22 @@ pub enum Step {
         /// Where it goes (and what is renamed back on recovery).
         trash: String,
     },
+    /// Create the directory `path` (nothing was there), before any file is
+    /// staged; removed again on rollback.
+    CreateDir {
+        /// Workspace-relative directory.
+        path: String,
+    },
 }
 
 impl Step {
     /// The workspace path this step changes.
     pub fn path(&self) -> &str {
         match self {
-            Step::Update { path, .. } | Step::Create { path, .. } | Step::Delete { path, .. } => {
-                path
-            }
+            Step::Update { path, .. }
+            | Step::Create { path, .. }
+            | Step::Delete { path, .. }
+            | Step::CreateDir { path } => path,
         }
     }
 
@@ -84,7 +95,7 @@ impl Step {
     pub fn temp(&self) -> Option<&str> {
         match self {
             Step::Update { temp, .. } | Step::Create { temp, .. } => Some(temp),
-            Step::Delete { .. } => None,
+            Step::Delete { .. } | Step::CreateDir { .. } => None,
         }
     }
 }
@@ -134,7 +145,8 @@ fn marker_path(dir: &str) -> String {
 pub struct Recovery {
     /// Interrupted transactions found (an intent record was present).
     pub interrupted: usize,
-    /// Files put back to their pre-state (restored, un-created, un-deleted).
+    /// Files put back to their pre-state (restored, un-created, un-deleted)
+    /// and directories the transaction created removed again.
     pub rolled_back: usize,
     /// Staged temp files removed.
     pub temps_removed: usize,
@@ -286,7 +298,7 @@ pub fn discard(fs: &dyn Fs, dir: &str) -> io::Result<()> {
 /// What [`undo`] did.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Undone {
-    /// Files put back.
+    /// Files put back, and created directories removed.
     pub rolled_back: usize,
     /// Temp files removed.
     pub temps_removed: usize,
@@ -366,7 +378,26 @@ fn undo_step(fs: &dyn Fs, step: &Step, renaming: bool, done: &mut Undone) -> io:
             }
             Ok(())
         }
+        Step::CreateDir { path } => match fs.remove_dir(path) {
+            Ok(()) => {
+                done.rolled_back += 1;
+                Ok(())
+            }
+            Err(e) => match fs.kind(path)? {
+                // Never made (the commit stopped before it), or gone already.
+                None => Ok(()),
+                // Not empty: it holds what this transaction did not put
+                // there (its own files were undone first), so it stays.
+                Some(EntryKind::Dir) if not_empty(&e) => Ok(()),
+                Some(_) => Err(e),
+            },
+        },
     }
+}
+
+/// True when removing a directory failed because it has entries.
+fn not_empty(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST))
 }
 
 fn remove_if_present(fs: &dyn Fs, path: &str) -> io::Result<()> {

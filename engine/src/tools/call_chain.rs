@@ -582,8 +582,8 @@ impl Index {
     #[inline(always)]
     fn tick(&self, _n: u64) {}
 
-    /// Parse every `.java` file of the workspace at `root` (read through `fs`).
-    pub fn build(fs: &dyn Fs, root: &std::path::Path) -> Result<Index, IdeError> {
+    /// Parse every `.java` file of the workspace of `fs` (listed and read through it).
+    pub fn build(fs: &dyn Fs) -> Result<Index, IdeError> {
         let internal = |e: ignore::Error| {
             IdeError::new(
                 "internal_error",
@@ -604,7 +604,7 @@ impl Index {
             })?;
         let mut index = Index::default();
         let mut locals: Vec<HashMap<String, String>> = Vec::new();
-        for path in walk_files(root, "", types.as_ref())? {
+        for path in walk_files(fs, "", types.as_ref())? {
             // A file that vanished or cannot be read is skipped.
             let Ok(bytes) = fs.read(&path) else { continue };
             let Some(tree) = parser.parse(&bytes, None) else {
@@ -1527,13 +1527,9 @@ impl Index {
     }
 }
 
-/// Run the analysis on the workspace of `fs` at `root`.
-pub fn analyse(
-    fs: &dyn Fs,
-    root: &std::path::Path,
-    args: &ChainArgs,
-) -> Result<Map<String, Value>, IdeError> {
-    let index = Index::build(fs, root)?;
+/// Run the analysis on the workspace of `fs`.
+pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeError> {
+    let index = Index::build(fs)?;
     let targets = index.target(args)?;
     let mut doc = Map::new();
     doc.insert("method".into(), args.method.as_str().into());
@@ -1580,7 +1576,7 @@ pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOut
     outcome(|| {
         let args = parse(call.params)?;
         let fs = open_workspace(open, call.workspace_root)?;
-        analyse(&*fs, call.workspace_root, &args)
+        analyse(&*fs, &args)
     })
 }
 
@@ -1600,7 +1596,27 @@ mod tests {
 
     fn chain(dir: &tempfile::TempDir, v: Value) -> Result<Map<String, Value>, IdeError> {
         let fs = crate::fs::RealFs::open(dir.path()).unwrap();
-        analyse(&fs, dir.path(), &parse(&v)?)
+        analyse(&fs, &parse(&v)?)
+    }
+
+    /// The index is built from a walk through the workspace's `Fs`: a fault
+    /// listing a directory or reading an ignore file is `io_error`.
+    #[test]
+    fn a_fault_in_the_walk_is_an_io_error() {
+        let dir = ws(&[
+            (".gitignore", "gen/\n"),
+            (
+                "p/A.java",
+                "package p;\nclass A {\n  void f() { g(); }\n  void g() {}\n}\n",
+            ),
+        ]);
+        let params = json!({"method": "A.f"});
+        crate::tools::ide::tests::assert_walk_faults_reach_the_tool(
+            run_with,
+            &params,
+            dir.path(),
+            &[(0, "."), (1, ".gitignore"), (2, "p")],
+        );
     }
 
     const SHOP: &[(&str, &str)] = &[
@@ -1621,7 +1637,7 @@ mod tests {
     fn index_of(src: &str) -> Result<Index, IdeError> {
         let dir = ws(&[("A.java", src)]);
         let fs = crate::fs::RealFs::open(dir.path()).unwrap();
-        Index::build(&fs, dir.path())
+        Index::build(&fs)
     }
 
     /// The audit's shape: `return this.c().c()…;`. Each call's receiver is

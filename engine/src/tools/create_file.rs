@@ -9,11 +9,14 @@
 //! the size limit on the normalised bytes (`TooLarge`, [`DEFAULT_MAX_BYTES`]
 //! unless the session's `limits` set another);
 //! the existence check (`FileExists`; a directory at the path is
-//! `InvalidPath`); parent directories, created one by one
-//! (`DirectoryCreateFailed`, created ones removed again); the write through
-//! the one atomic committer (`WriteFailed`, and created directories are
-//! removed again); reading the file back to hash it (`HashFailed`: the
-//! content *was* written).
+//! `InvalidPath`); the missing parent directories, found
+//! ([`missing_parents`]: an I/O error or a file in the way is
+//! `DirectoryCreateFailed`) and then created by the one atomic committer in
+//! the same commit as the file, so they are journaled, fsync'd and removed
+//! again by a rollback or crash recovery like the file itself (a failure to
+//! create one is `DirectoryCreateFailed`, any other commit failure
+//! `WriteFailed`); reading the file back to hash it (`HashFailed`: the
+//! content *was* written). This tool writes nothing itself.
 //!
 //! Content is written as UTF-8 without a leading BOM, with `\r\n` and lone
 //! `\r` turned into `\n` ([`normalize_content`]). The `hash` is the
@@ -23,9 +26,9 @@
 
 use serde_json::{json, Value};
 
-use crate::commit::{commit, Change};
+use crate::commit::{commit, missing_parents, Change, CREATING_DIRECTORY};
 use crate::dispatch::{ToolCall, ToolOutcome};
-use crate::fs::{parent_of, EntryKind, Fs};
+use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
 use crate::tools::{guarded, OpenFs};
@@ -159,51 +162,6 @@ pub fn normalize_content(content: &str) -> Vec<u8> {
     out
 }
 
-/// Create the missing directories of `dir`, one by one; on failure remove
-/// the ones created here and say why.
-fn ensure_parents(fs: &dyn Fs, dir: &str) -> Result<Vec<String>, String> {
-    let mut created: Vec<String> = Vec::new();
-    if dir.is_empty() {
-        return Ok(created);
-    }
-    let mut prefix = String::new();
-    let mut missing = false;
-    let result = (|| {
-        for part in dir.split('/') {
-            if !prefix.is_empty() {
-                prefix.push('/');
-            }
-            prefix.push_str(part);
-            if !missing {
-                match fs.kind(&prefix) {
-                    Ok(Some(EntryKind::Dir)) => continue,
-                    Ok(None) => missing = true,
-                    Ok(Some(_)) => return Err(format!("{prefix} exists and is not a directory")),
-                    Err(e) => return Err(format!("{prefix}: {e}")),
-                }
-            }
-            fs.create_dir(&prefix)
-                .map_err(|e| format!("{prefix}: {e}"))?;
-            created.push(prefix.clone());
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => Ok(created),
-        Err(message) => {
-            remove_dirs(fs, &created);
-            Err(message)
-        }
-    }
-}
-
-fn remove_dirs(fs: &dyn Fs, created: &[String]) {
-    for dir in created.iter().rev() {
-        // Best effort: a directory that cannot be removed stays, empty.
-        let _ = fs.remove_dir(dir);
-    }
-}
-
 /// Run `workspace_create_file` on the workspace of `fs`.
 pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> CreateFileResult {
     use CreateFileErrorCode as E;
@@ -321,8 +279,8 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
     } else {
         (None, None)
     };
-    let created_dirs = match ensure_parents(fs, parent_of(target)) {
-        Ok(c) => c,
+    let mut changes = match missing_parents(fs, target) {
+        Ok(dirs) => dirs,
         Err(e) => {
             return fail(
                 E::DirectoryCreateFailed,
@@ -330,17 +288,25 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
             )
         }
     };
-    let change = Change::Write {
+    changes.push(Change::Write {
         path: target.to_string(),
         bytes,
         before,
         mode,
-    };
-    if let Err(e) = commit(fs, std::slice::from_ref(&change)) {
-        remove_dirs(fs, &created_dirs);
+    });
+    if let Err(e) = commit(fs, &changes) {
+        if e.step == CREATING_DIRECTORY {
+            return fail(
+                E::DirectoryCreateFailed,
+                format!(
+                    "Creating the parent directory failed: {}: {}.",
+                    e.path, e.source
+                ),
+            );
+        }
         return fail(E::WriteFailed, format!("Writing '{path}' failed: {e}."));
     }
-    let Change::Write { bytes, .. } = change else {
+    let Some(Change::Write { bytes, .. }) = changes.last() else {
         return fail(
             E::UnhandledException,
             "internal: the change is not a write.".into(),
@@ -348,7 +314,7 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
     };
     let size_bytes = bytes.len() as u64;
     let hashed = match fs.read(target) {
-        Ok(back) if back == bytes => Ok(sha256_hex(&back)),
+        Ok(back) if back == *bytes => Ok(sha256_hex(&back)),
         Ok(_) => Err("the file changed after it was written".to_string()),
         Err(e) => Err(e.to_string()),
     };
@@ -697,9 +663,7 @@ mod tests {
                 "UnhandledException",    // kind n (guard, parent)
                 "UnhandledException",    // kind n (guard, target)
                 "UnhandledException",    // kind n/e/w.txt (exists?)
-                "DirectoryCreateFailed", // kind n (parents)
-                "DirectoryCreateFailed", // create n
-                "DirectoryCreateFailed", // create n/e
+                "DirectoryCreateFailed", // kind n (missing parents)
                 "WriteFailed",           // kind .patchspec (journal)
                 "WriteFailed",           // create .patchspec
                 "WriteFailed",           // kind .patchspec/txn
@@ -711,11 +675,15 @@ mod tests {
                 "WriteFailed",           // sync the root (.patchspec created)
                 "WriteFailed",           // sync .patchspec (txn created)
                 "WriteFailed",           // sync .patchspec/txn
+                "DirectoryCreateFailed", // create n (a commit step)
+                "DirectoryCreateFailed", // create n/e
                 "WriteFailed",           // stage
                 "WriteFailed",           // mark renaming
                 "WriteFailed",           // sync the transaction folder
                 "WriteFailed",           // rename
-                "WriteFailed",           // sync dir
+                "WriteFailed",           // sync the root (n created in it)
+                "WriteFailed",           // sync n (n/e created in it)
+                "WriteFailed",           // sync n/e (the file renamed in it)
                 "WriteFailed",           // remove the intent (the commit point)
                 "ok",                    // sync the transaction folder
                 "ok",                    // list it (clean-up)

@@ -21,15 +21,17 @@
 //! text; `totalMatches` counts them all and `truncated` says some were left
 //! out (C-ide-grep-limit). Each match may carry
 //! `context_lines` lines before and after it, independently of its
-//! neighbours. Read-only: nothing is written. Directory listing goes through
-//! the `ignore` crate (no symlink is followed); file bytes through [`Fs`].
+//! neighbours. Read-only: nothing is written. Listing and reading both go
+//! through [`Fs`] (no symlink is followed by the walk).
 //!
 //! Cost: O(P) to build the matcher for a pattern of P bytes (a regex: at
 //! most the two limits above), then O(F) per file of F bytes (memmem and
 //! the `regex` crate's search are linear in the line; folding is one pass),
 //! holding one file at a time: memory O(P + largest file +
 //! [`MAX_RESULT_TEXT_BYTES`]). Sizing a match's window costs O(its lines),
-//! paid only while the answer has room.
+//! paid only while the answer has room. Listing the files is the walk's
+//! cost ([`crate::tools::ide::walk_files`]: one listing per directory
+//! visited, one read per ignore file).
 
 use ignore::types::{Types, TypesBuilder};
 use memchr::memmem;
@@ -352,22 +354,18 @@ pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
         })
 }
 
-/// Search the workspace of `fs` (rooted at `root` for the walk).
-pub fn grep(
-    fs: &dyn Fs,
-    root: &std::path::Path,
-    args: &GrepArgs,
-) -> Result<Map<String, Value>, IdeError> {
+/// Search the workspace of `fs`.
+pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<Map<String, Value>, IdeError> {
     let mut re = matcher(args)?;
     let types = types_for(&args.file_type)?;
     let (shown_path, files) = match &args.path {
-        None => (Value::Null, walk_files(root, "", types.as_ref())?),
+        None => (Value::Null, walk_files(fs, "", types.as_ref())?),
         Some(raw) => {
             let g = resolve(fs, raw, GuardOptions::default())
                 .map_err(|e| path_error("relativePath", raw, &e))?;
             let files = match fs.kind(&g.target) {
                 Ok(Some(EntryKind::File)) => vec![g.target.clone()],
-                Ok(Some(EntryKind::Dir)) => walk_files(root, &g.target, types.as_ref())?,
+                Ok(Some(EntryKind::Dir)) => walk_files(fs, &g.target, types.as_ref())?,
                 Ok(_) => return Err(not_found(&g.normalized)),
                 Err(e) => return Err(io_error(&g.normalized, &e)),
             };
@@ -468,7 +466,7 @@ pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOut
     outcome(|| {
         let args = parse(call.params)?;
         let fs = open_workspace(open, call.workspace_root)?;
-        grep(&*fs, call.workspace_root, &args)
+        grep(&*fs, &args)
     })
 }
 
@@ -492,7 +490,33 @@ mod tests {
 
     fn run_on(dir: &tempfile::TempDir, v: Value) -> Result<Map<String, Value>, IdeError> {
         let fs = crate::fs::RealFs::open(dir.path()).unwrap();
-        grep(&fs, dir.path(), &parse(&v)?)
+        grep(&fs, &parse(&v)?)
+    }
+
+    /// The walk goes through the workspace's `Fs`: a fault listing a
+    /// directory or reading an ignore file is `io_error`, not a shorter
+    /// answer; a fault reading a searched file skips that file.
+    #[test]
+    fn a_fault_in_the_walk_is_an_io_error() {
+        let dir = ws(&[
+            ("a.txt", b"needle\n"),
+            ("d/b.txt", b"needle\n"),
+            (".gitignore", b"*.log\n"),
+        ]);
+        let params = json!({"pattern": "needle"});
+        crate::tools::ide::tests::assert_walk_faults_reach_the_tool(
+            run_with,
+            &params,
+            dir.path(),
+            &[(0, "."), (1, ".gitignore"), (2, "d")],
+        );
+        let params = json!({"pattern": "needle", "relativePath": "d"});
+        crate::tools::ide::tests::assert_walk_faults_reach_the_tool(
+            run_with,
+            &params,
+            dir.path(),
+            &[(0, "."), (1, ".gitignore"), (2, "d")],
+        );
     }
 
     #[test]

@@ -9,20 +9,25 @@
 //! params object strictly (an integer is a JSON integer, a boolean a JSON
 //! boolean; `null` counts as absent; unknown keys such as `projectKey` and
 //! `webSocketSessionId` are ignored). [`walk_files`] lists the files a search
-//! visits, with the `ignore` crate (the walker ripgrep uses).
+//! visits: a `list_dir` walk through the [`Fs`] seam with ripgrep's rules
+//! (the `ignore` crate's gitignore matcher and file types).
 //!
 //! Left out on purpose: the message layer (`toolCallId`, `webSocketSessionId`
 //! at the root) belongs to the transport; these tools see params only.
 //! Documented in `docs/ide-tools.md`; decisions in
-//! `docs/clarifications-parts/ide.md` (`C-ide-…`).
+//! `docs/clarifications.md` (`C-ide-…`).
 
-use std::io;
-use std::path::Path;
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::types::Types;
+use ignore::Match;
 use serde_json::{json, Map, Value};
 
 use crate::dispatch::ToolOutcome;
-use crate::fs::Fs;
+use crate::fs::{file_name_of, EntryKind, Fs};
 use crate::path_guard::PathError;
 use crate::tools::{guarded, OpenFs};
 
@@ -275,140 +280,302 @@ pub fn names_root(raw: &str) -> bool {
     !raw.is_empty() && raw.split('/').all(|c| c.is_empty() || c == ".")
 }
 
-/// A workspace-relative `/`-separated path from a walked path; `None` for
-/// names that are not UTF-8 (no tool call can name them).
-fn rel_of(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    let mut parts = Vec::new();
-    for c in rel.components() {
-        parts.push(c.as_os_str().to_str()?.to_string());
+/// A workspace-relative `/`-joined child path.
+fn child_path(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
     }
-    Some(parts.join("/"))
+}
+
+/// The ignore rules one directory adds (its `.ignore` and `.gitignore`),
+/// linked to those of the nearest ancestor in the walk that has any, as the
+/// `ignore` crate chains them.
+struct DirRules {
+    /// The directory, workspace-relative: its rules match paths relative to it.
+    dir: String,
+    /// From `.ignore`: outranks every `.gitignore`, as in ripgrep.
+    ignore: Gitignore,
+    /// From `.gitignore`.
+    gitignore: Gitignore,
+    parent: Option<Rc<DirRules>>,
+}
+
+/// True for an error that says what the tree is rather than that reading it
+/// failed: the entry vanished, is not a directory (or not a regular file),
+/// may not be read, has a name too long to open, or is a symlink loop or a
+/// way out of the workspace (a race with a concurrent change). The walk
+/// skips such an entry, as ripgrep does; any other error (`EIO`, ...) fails
+/// the search with `io_error`, since its result would silently miss files
+/// (C-ide-walk).
+fn describes_the_tree(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied | io::ErrorKind::InvalidInput
+    ) || matches!(
+        e.raw_os_error(),
+        Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP | libc::ENAMETOOLONG | libc::EXDEV)
+    )
+}
+
+/// The path shown for a workspace-relative directory (`.` for the root).
+fn shown(dir: &str) -> &str {
+    if dir.is_empty() {
+        "."
+    } else {
+        dir
+    }
+}
+
+/// The rules of the ignore file `name` in `dir`, read through `fs` when the
+/// listing `entries` holds it as a file or a symlink. Parsed as the `ignore`
+/// crate parses one (line by line, a leading BOM dropped, reading stops at
+/// the first line that is not UTF-8, a malformed pattern is left out and the
+/// rest applies).
+fn ignore_file(
+    fs: &dyn Fs,
+    dir: &str,
+    entries: &[(String, EntryKind)],
+    name: &str,
+) -> Result<Gitignore, IdeError> {
+    let present = entries
+        .binary_search_by(|(n, _)| n.as_str().cmp(name))
+        .ok()
+        .is_some_and(|i| matches!(entries[i].1, EntryKind::File | EntryKind::Symlink));
+    if !present {
+        return Ok(Gitignore::empty());
+    }
+    let path = child_path(dir, name);
+    let bytes = match fs.read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if describes_the_tree(&e) => return Ok(Gitignore::empty()),
+        Err(e) => return Err(io_error(&path, &e)),
+    };
+    // Rooted at "": every path is matched relative to `dir` (see `admitted`).
+    let mut builder = GitignoreBuilder::new("");
+    for (i, line) in io::Cursor::new(bytes).lines().enumerate() {
+        let Ok(line) = line else { break };
+        let line = if i == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            &line
+        };
+        // A malformed glob is left out; the file's other lines still apply.
+        let _ = builder.add_line(Some(PathBuf::from(&path)), line);
+    }
+    Ok(builder.build().unwrap_or_else(|_| Gitignore::empty()))
+}
+
+/// The rules that apply inside `dir`: its own ignore files chained to the
+/// `inherited` ones (the same chain when it has none).
+fn rules_inside(
+    fs: &dyn Fs,
+    dir: &str,
+    entries: &[(String, EntryKind)],
+    inherited: Option<Rc<DirRules>>,
+) -> Result<Option<Rc<DirRules>>, IdeError> {
+    let ignore = ignore_file(fs, dir, entries, ".ignore")?;
+    let gitignore = ignore_file(fs, dir, entries, ".gitignore")?;
+    if ignore.is_empty() && gitignore.is_empty() {
+        return Ok(inherited);
+    }
+    Ok(Some(Rc::new(DirRules {
+        dir: dir.to_string(),
+        ignore,
+        gitignore,
+        parent: inherited,
+    })))
+}
+
+/// Whether the entry `path` survives the ignore rules, the type filter and
+/// the hidden-name rule, decided as the `ignore` crate decides it: the
+/// nearest `.ignore` that matches, else the nearest `.gitignore` that
+/// matches; an ignore verdict skips it, a whitelist (`!pattern`, or a file
+/// the type filter selects) keeps it even when its name is hidden.
+fn admitted(rules: Option<&DirRules>, path: &str, is_dir: bool, types: Option<&Types>) -> bool {
+    let (mut by_ignore, mut by_gitignore) = (Match::None, Match::None);
+    let mut node = rules;
+    while let Some(r) = node {
+        if !by_ignore.is_none() && !by_gitignore.is_none() {
+            break;
+        }
+        let rel = if r.dir.is_empty() {
+            path
+        } else {
+            &path[r.dir.len() + 1..]
+        };
+        if by_ignore.is_none() {
+            by_ignore = r.ignore.matched(rel, is_dir).map(|_| ());
+        }
+        if by_gitignore.is_none() {
+            by_gitignore = r.gitignore.matched(rel, is_dir).map(|_| ());
+        }
+        node = r.parent.as_deref();
+    }
+    let verdict = by_ignore.or(by_gitignore);
+    if verdict.is_ignore() {
+        return false;
+    }
+    let mut whitelisted = verdict.is_whitelist();
+    if let Some(types) = types {
+        let by_type = types.matched(path, is_dir);
+        if by_type.is_ignore() {
+            return false;
+        }
+        whitelisted |= by_type.is_whitelist();
+    }
+    whitelisted || !file_name_of(path).starts_with('.')
 }
 
 /// The regular files a search visits under `start` (a workspace-relative
 /// directory, `""` for the root), in path order (component by component,
-/// byte-wise). See `C-ide-walk`: hidden entries and [`SKIPPED_DIRS`] are
-/// skipped, `.gitignore` and `.ignore` files inside the workspace apply
-/// (never those above it, nor the user's global excludes), symlinks are not
-/// followed. `types`, when given, keeps only the files it selects.
+/// byte-wise). See `C-ide-walk`: hidden entries (the engine's `.patchspec`
+/// among them) and [`SKIPPED_DIRS`] are skipped, `.gitignore` and `.ignore`
+/// files inside the workspace apply (never those above it, nor git's
+/// `info/exclude` or the user's global excludes; no `.git` is needed),
+/// symlinks are not followed, engine temp files are never listed. `types`,
+/// when given, keeps only the files it selects.
 ///
 /// A `start` directory that the rules themselves skip (a hidden directory, a
 /// build directory, an ignored one) is still searched, as ripgrep searches a
-/// path named on its command line: it is then walked as a root of its own.
+/// path named on its command line: it is then walked as a root of its own,
+/// and only the ignore files at and below it apply.
+///
+/// Everything goes through `fs` (`list_dir` from the root down, ignore files
+/// with `read`), so the held root handle confines it and a [`FaultFs`]
+/// reaches it. An entry that vanished or may not be read is skipped; any
+/// other I/O error is the tool's `io_error` (`describes_the_tree`).
+///
+/// Cost: one `list_dir` per directory visited and one `read` per ignore file
+/// in one (a skipped directory is never listed; directories above `start`
+/// that lead to it are), so O(E + B) for E entries listed and B bytes of
+/// ignore files; each entry is then matched against the ignore files of at
+/// most R directories above it (only those holding one), O(E × R) glob-set
+/// lookups, each linear in the path. No recursion: a pending-directory stack
+/// holds O(E) paths. The `the_walk_lists_each_directory_once` test counts it.
+///
+/// [`FaultFs`]: crate::fs::FaultFs
 pub fn walk_files(
-    root: &Path,
+    fs: &dyn Fs,
     start: &str,
-    types: Option<&ignore::types::Types>,
+    types: Option<&Types>,
 ) -> Result<Vec<String>, IdeError> {
-    let prefix: Vec<String> = start
-        .split('/')
-        .filter(|c| !c.is_empty())
-        .map(str::to_string)
-        .collect();
-    let mut seen_start = prefix.is_empty();
+    let prefix: Vec<&str> = start.split('/').filter(|c| !c.is_empty()).collect();
     let mut files = Vec::new();
-    {
-        let keep = prefix.clone();
-        let mut builder = builder(root, types);
-        builder.filter_entry(move |e| {
-            let prefix = &keep;
-            let Some(rel) = rel_of_entry(e) else {
-                return false;
-            };
-            let depth = rel.len();
-            // On the way down to `start`: only its ancestors (and itself).
-            if depth <= prefix.len() {
-                return rel[..] == prefix[..depth];
-            }
-            rel[..prefix.len()] == prefix[..] && !skipped_dir(e)
-        });
-        collect(root, &builder, &prefix, &mut files, &mut seen_start)?;
-    }
-    if !seen_start {
+    if !walk_below(fs, "", &prefix, types, &mut files)? {
         // The rules pruned `start` (or a parent): walk it as its own root.
-        let dir = root.join(start);
-        let mut builder = builder(&dir, types);
-        builder.filter_entry(|e| e.depth() == 0 || !skipped_dir(e));
-        let mut ignored = true;
-        collect(root, &builder, &prefix, &mut files, &mut ignored)?;
+        walk_below(fs, &prefix.join("/"), &[], types, &mut files)?;
     }
     files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     files.dedup();
     Ok(files)
 }
 
-fn rel_of_entry(e: &ignore::DirEntry) -> Option<Vec<String>> {
-    // The walk's root is the workspace (or `start`); its depth-0 path is the
-    // base, so the entry's own components past it are what we need. We
-    // rebuild them from the path's tail: `depth` components.
-    let comps: Vec<_> = e.path().components().collect();
-    let depth = e.depth();
-    let base = comps.len().checked_sub(depth)?;
-    comps[base..]
-        .iter()
-        .map(|c| c.as_os_str().to_str().map(str::to_string))
-        .collect()
-}
-
-fn skipped_dir(e: &ignore::DirEntry) -> bool {
-    e.file_type().is_some_and(|t| t.is_dir())
-        && e.file_name()
-            .to_str()
-            .is_some_and(|n| SKIPPED_DIRS.contains(&n))
-}
-
-fn builder(dir: &Path, types: Option<&ignore::types::Types>) -> ignore::WalkBuilder {
-    let mut b = ignore::WalkBuilder::new(dir);
-    b.standard_filters(true)
-        .hidden(true)
-        .parents(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(false)
-        .threads(1);
-    if let Some(t) = types {
-        b.types(t.clone());
-    }
-    b
-}
-
-fn collect(
-    root: &Path,
-    builder: &ignore::WalkBuilder,
-    prefix: &[String],
+/// Walk from `base`, first down the directories `down_to` only (the named
+/// directory below `base`), then everything below that; add the files to
+/// `files`. True when the end of `down_to` was reached (always, for an
+/// empty `down_to`).
+fn walk_below(
+    fs: &dyn Fs,
+    base: &str,
+    down_to: &[&str],
+    types: Option<&Types>,
     files: &mut Vec<String>,
-    seen_start: &mut bool,
-) -> Result<(), IdeError> {
-    for entry in builder.build() {
-        let entry = match entry {
-            Ok(e) => e,
-            // An unreadable directory or a malformed .gitignore: skip it,
-            // as ripgrep does, rather than fail the whole search.
-            Err(_) => continue,
+) -> Result<bool, IdeError> {
+    let mut reached = down_to.is_empty();
+    // (directory, its depth below `base`, the rules of the directories above it)
+    let mut pending: Vec<(String, usize, Option<Rc<DirRules>>)> = vec![(base.to_string(), 0, None)];
+    while let Some((dir, depth, inherited)) = pending.pop() {
+        let entries = match fs.list_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if describes_the_tree(&e) => continue,
+            Err(e) => return Err(io_error(shown(&dir), &e)),
         };
-        let Some(rel) = rel_of(root, entry.path()) else {
-            continue;
-        };
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if is_dir && !prefix.is_empty() && rel.split('/').eq(prefix.iter().map(String::as_str)) {
-            *seen_start = true;
-        }
-        // A commit's staged temp file is never workspace content, even while
-        // a concurrent writer holds it (C-commit-temp-name).
-        if entry.file_type().is_some_and(|t| t.is_file()) && !crate::commit::is_temp_name(&rel) {
-            files.push(rel);
+        let rules = rules_inside(fs, &dir, &entries, inherited)?;
+        let depth = depth + 1;
+        for (name, kind) in &entries {
+            let is_dir = *kind == EntryKind::Dir;
+            let wanted = match down_to.get(depth - 1) {
+                // On the way down to the named directory: only it and its parents.
+                Some(step) => name == step,
+                None => !(is_dir && SKIPPED_DIRS.contains(&name.as_str())),
+            };
+            let path = child_path(&dir, name);
+            if !wanted || !admitted(rules.as_deref(), &path, is_dir, types) {
+                continue;
+            }
+            match kind {
+                EntryKind::Dir => {
+                    reached |= depth == down_to.len();
+                    pending.push((path, depth, rules.clone()));
+                }
+                // A commit's staged temp file is never workspace content,
+                // even while a concurrent writer holds it (C-commit-temp-name).
+                EntryKind::File if !crate::commit::is_temp_name(&path) => files.push(path),
+                _ => {}
+            }
         }
     }
-    Ok(())
+    Ok(reached)
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::dispatch::{Session, ToolCall};
+    use crate::fs::{FaultFs, FsOp, RealFs};
+    use crate::tools::OpenFs;
+    use proptest::prelude::*;
+
+    /// Call a workspace-walking tool (`grep_file`, `call_chain`) on `root`
+    /// through a [`FaultFs`]: a fault at the `k`-th listing or read gives
+    /// the tool's `io_error` document on `path`, for each `(k, path)` of
+    /// `walk_steps`; a panic at the first listing gives its `internal_error`.
+    pub(crate) fn assert_walk_faults_reach_the_tool(
+        run_with: fn(&ToolCall<'_>, &OpenFs<'_>) -> ToolOutcome,
+        params: &Value,
+        root: &Path,
+        walk_steps: &[(usize, &str)],
+    ) {
+        let real = RealFs::open(root).unwrap();
+        let session = Session::default();
+        let call = ToolCall {
+            tool_name: "walking tool",
+            params,
+            workspace_root: root,
+            session: &session,
+        };
+        let listing_or_reading = |op| matches!(op, FsOp::ListDir | FsOp::Read);
+        let fine = run_with(&call, &|_| {
+            Ok(Box::new(FaultFs::new(&real, listing_or_reading, None)))
+        });
+        assert!(fine.success, "{}", fine.result);
+        for &(k, path) in walk_steps {
+            let out = run_with(&call, &|_| {
+                Ok(Box::new(FaultFs::new(&real, listing_or_reading, Some(k))))
+            });
+            assert!(!out.success, "step {k}: {}", out.result);
+            assert_eq!(out.result["error"]["kind"], "io_error", "step {k}");
+            assert_eq!(out.result["error"]["details"]["path"], path, "step {k}");
+        }
+        let out = run_with(&call, &|_| {
+            Ok(Box::new(FaultFs::panicking(
+                &real,
+                |op| op == FsOp::ListDir,
+                0,
+            )))
+        });
+        assert_eq!(
+            out.result["error"]["kind"], "internal_error",
+            "{}",
+            out.result
+        );
+    }
+
+    fn real(dir: &tempfile::TempDir) -> RealFs {
+        RealFs::open(dir.path()).unwrap()
+    }
 
     fn ws(files: &[&str]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -428,7 +595,7 @@ mod tests {
             "d/b.txt.0123456789abcdef.apply-patch.tmp",
             "notes.apply-patch.tmp",
         ]);
-        let files = walk_files(dir.path(), "", None).unwrap();
+        let files = walk_files(&real(&dir), "", None).unwrap();
         assert_eq!(files, ["a.txt", "d/b.txt", "notes.apply-patch.tmp"]);
     }
 
@@ -447,7 +614,7 @@ mod tests {
             "keep.log",
         ]);
         std::fs::write(dir.path().join(".gitignore"), "logs/\n").unwrap();
-        let files = walk_files(dir.path(), "", None).unwrap();
+        let files = walk_files(&real(&dir), "", None).unwrap();
         assert_eq!(files, vec!["a/z.txt", "a.txt", "b.txt", "keep.log"]);
     }
 
@@ -462,19 +629,437 @@ mod tests {
         ]);
         std::fs::write(dir.path().join(".gitignore"), "*.yml\n").unwrap();
         assert_eq!(
-            walk_files(dir.path(), "src", None).unwrap(),
+            walk_files(&real(&dir), "src", None).unwrap(),
             vec!["src/a.txt"]
         );
         assert_eq!(
-            walk_files(dir.path(), "target", None).unwrap(),
+            walk_files(&real(&dir), "target", None).unwrap(),
             vec!["target/d.txt"]
         );
         // A hidden directory is walked as its own root: only the ignore
         // files at and below it apply, not the root's `*.yml`.
         assert_eq!(
-            walk_files(dir.path(), ".github", None).unwrap(),
+            walk_files(&real(&dir), ".github", None).unwrap(),
             vec![".github/w.yml"]
         );
+    }
+
+    /// The walker this module had before the walk went through [`Fs`]:
+    /// `ignore::WalkBuilder` on the real root, kept as the oracle that the
+    /// `Fs` walk must agree with (C-ide-walk's semantics are ripgrep's).
+    mod ripgrep_oracle {
+        use super::SKIPPED_DIRS;
+        use std::path::Path;
+
+        fn rel_of(root: &Path, path: &Path) -> Option<String> {
+            let rel = path.strip_prefix(root).ok()?;
+            let mut parts = Vec::new();
+            for c in rel.components() {
+                parts.push(c.as_os_str().to_str()?.to_string());
+            }
+            Some(parts.join("/"))
+        }
+
+        fn rel_of_entry(e: &ignore::DirEntry) -> Option<Vec<String>> {
+            let comps: Vec<_> = e.path().components().collect();
+            let base = comps.len().checked_sub(e.depth())?;
+            comps[base..]
+                .iter()
+                .map(|c| c.as_os_str().to_str().map(str::to_string))
+                .collect()
+        }
+
+        fn skipped_dir(e: &ignore::DirEntry) -> bool {
+            e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| SKIPPED_DIRS.contains(&n))
+        }
+
+        fn builder(dir: &Path, types: Option<&ignore::types::Types>) -> ignore::WalkBuilder {
+            let mut b = ignore::WalkBuilder::new(dir);
+            b.standard_filters(true)
+                .hidden(true)
+                .parents(false)
+                .ignore(true)
+                .git_ignore(true)
+                .git_global(false)
+                .git_exclude(false)
+                .require_git(false)
+                .follow_links(false)
+                .threads(1);
+            if let Some(t) = types {
+                b.types(t.clone());
+            }
+            b
+        }
+
+        fn collect(
+            root: &Path,
+            builder: &ignore::WalkBuilder,
+            prefix: &[String],
+            files: &mut Vec<String>,
+            seen_start: &mut bool,
+        ) {
+            for entry in builder.build().flatten() {
+                let Some(rel) = rel_of(root, entry.path()) else {
+                    continue;
+                };
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if is_dir
+                    && !prefix.is_empty()
+                    && rel.split('/').eq(prefix.iter().map(String::as_str))
+                {
+                    *seen_start = true;
+                }
+                if entry.file_type().is_some_and(|t| t.is_file())
+                    && !crate::commit::is_temp_name(&rel)
+                {
+                    files.push(rel);
+                }
+            }
+        }
+
+        pub fn walk(root: &Path, start: &str, types: Option<&ignore::types::Types>) -> Vec<String> {
+            let prefix: Vec<String> = start
+                .split('/')
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect();
+            let mut seen_start = prefix.is_empty();
+            let mut files = Vec::new();
+            {
+                let keep = prefix.clone();
+                let mut builder = builder(root, types);
+                builder.filter_entry(move |e| {
+                    let prefix = &keep;
+                    let Some(rel) = rel_of_entry(e) else {
+                        return false;
+                    };
+                    let depth = rel.len();
+                    if depth <= prefix.len() {
+                        return rel[..] == prefix[..depth];
+                    }
+                    rel[..prefix.len()] == prefix[..] && !skipped_dir(e)
+                });
+                collect(root, &builder, &prefix, &mut files, &mut seen_start);
+            }
+            if !seen_start {
+                let mut builder = builder(&root.join(start), types);
+                builder.filter_entry(|e| e.depth() == 0 || !skipped_dir(e));
+                let mut ignored = true;
+                collect(root, &builder, &prefix, &mut files, &mut ignored);
+            }
+            files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+            files.dedup();
+            files
+        }
+    }
+
+    fn java_types() -> Types {
+        let mut b = ignore::types::TypesBuilder::new();
+        b.add_defaults();
+        b.select("java");
+        b.build().unwrap()
+    }
+
+    fn txt_types() -> Types {
+        let mut b = ignore::types::TypesBuilder::new();
+        b.add_defaults();
+        b.add("ext", "*.txt").unwrap();
+        b.select("ext");
+        b.build().unwrap()
+    }
+
+    /// A tree with nested ignore files, negations (of a file, of a hidden
+    /// file, of a directory), `.ignore` outranking `.gitignore`, hidden
+    /// entries, build directories, symlinks to a file and to a directory,
+    /// and a hidden file that a type filter selects.
+    fn nested_tree() -> tempfile::TempDir {
+        let dir = ws(&[
+            "README.md",
+            "notes.log",
+            ".env",
+            ".hidden/h.txt",
+            ".github/w.yml",
+            "src/Main.java",
+            "src/.Secret.java",
+            "src/gen/G.java",
+            "src/gen/keep.txt",
+            "src/build/B.java",
+            "src/deep/a/b/c.txt",
+            "src/deep/a/b/skip.tmp",
+            "docs/guide.md",
+            "docs/draft.md",
+            "docs/inner/x.md",
+            "logs/today.log",
+            "target/t.txt",
+            "node_modules/m/i.js",
+        ]);
+        let write = |p: &str, s: &str| std::fs::write(dir.path().join(p), s).unwrap();
+        write(
+            ".gitignore",
+            "*.log\n!notes.log\n!.env\nlogs/\n*.tmp\n!.github/\n",
+        );
+        write("src/.gitignore", "gen/\n!gen/keep.txt\n");
+        write("docs/.gitignore", "draft.md\n");
+        write("docs/.ignore", "!draft.md\ninner\n");
+        std::os::unix::fs::symlink("src", dir.path().join("link-dir")).unwrap();
+        std::os::unix::fs::symlink("README.md", dir.path().join("link-file")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_nested_tree_walks_as_ripgrep_lists_it() {
+        let dir = nested_tree();
+        let fs = real(&dir);
+        let everything = walk_files(&fs, "", None).unwrap();
+        assert_eq!(
+            everything,
+            [
+                ".env",
+                ".github/w.yml",
+                "README.md",
+                "docs/draft.md",
+                "docs/guide.md",
+                "notes.log",
+                "src/Main.java",
+                "src/deep/a/b/c.txt",
+            ]
+        );
+        // A type filter whitelists a hidden file it selects, as in ripgrep.
+        let java = java_types();
+        assert_eq!(
+            walk_files(&fs, "", Some(&java)).unwrap(),
+            ["src/.Secret.java", "src/Main.java"]
+        );
+        // `gen/` is ignored, so `!gen/keep.txt` cannot bring its file back;
+        // named, the directory is walked as its own root.
+        assert_eq!(
+            walk_files(&fs, "src/gen", None).unwrap(),
+            ["src/gen/G.java", "src/gen/keep.txt"]
+        );
+        assert_eq!(
+            walk_files(&fs, "docs/inner", None).unwrap(),
+            ["docs/inner/x.md"]
+        );
+        assert_eq!(walk_files(&fs, ".hidden", None).unwrap(), [".hidden/h.txt"]);
+        for (start, types) in [
+            ("", None),
+            ("", Some(&java)),
+            ("src/gen", None),
+            ("docs", None),
+        ] {
+            assert_eq!(
+                walk_files(&fs, start, types).unwrap(),
+                ripgrep_oracle::walk(dir.path(), start, types),
+                "{start:?}"
+            );
+        }
+    }
+
+    /// One `list_dir` per directory visited, one `read` per ignore file in
+    /// one; skipped directories (hidden, build output, ignored) are never
+    /// listed.
+    #[test]
+    fn the_walk_lists_each_directory_once() {
+        let dir = nested_tree();
+        let real = real(&dir);
+        let counting = FaultFs::new(&real, |_| true, None);
+        walk_files(&counting, "", None).unwrap();
+        let log = counting.log();
+        let listed: Vec<&str> = log
+            .iter()
+            .filter(|(op, _)| *op == FsOp::ListDir)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            [
+                "",
+                ".github",
+                "docs",
+                "src",
+                "src/deep",
+                "src/deep/a",
+                "src/deep/a/b"
+            ]
+        );
+        let read: Vec<&str> = log
+            .iter()
+            .filter(|(op, _)| *op == FsOp::Read)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        assert_eq!(read.len(), 4, "{read:?}");
+        assert!(read.iter().all(|p| p.ends_with("ignore")), "{read:?}");
+        assert_eq!(log.len(), listed.len() + read.len(), "{log:?}");
+    }
+
+    /// A fault at any step of the walk (a listing or an ignore file) is the
+    /// tool's `io_error` naming the path; never a panic, never a silently
+    /// shorter list.
+    #[test]
+    fn a_fault_at_any_step_of_the_walk_is_an_io_error() {
+        let dir = nested_tree();
+        let real = real(&dir);
+        let steps = {
+            let counting = FaultFs::new(&real, |_| true, None);
+            walk_files(&counting, "src", None).unwrap();
+            counting.log()
+        };
+        assert!(steps.len() >= 5, "{steps:?}");
+        for (k, (op, path)) in steps.iter().enumerate() {
+            let faulty = FaultFs::new(&real, |_| true, Some(k));
+            let e = walk_files(&faulty, "src", None).unwrap_err();
+            assert_eq!(e.kind, "io_error", "step {k} ({op:?} {path})");
+            let shown = if path.is_empty() { "." } else { path.as_str() };
+            assert_eq!(e.details["path"], shown, "step {k}");
+        }
+    }
+
+    #[test]
+    fn errors_that_describe_the_tree_are_skipped_others_are_not() {
+        for errno in [
+            libc::ENOENT,
+            libc::EACCES,
+            libc::ENOTDIR,
+            libc::EISDIR,
+            libc::ELOOP,
+            libc::ENAMETOOLONG,
+            libc::EXDEV,
+        ] {
+            assert!(
+                describes_the_tree(&io::Error::from_raw_os_error(errno)),
+                "{errno}"
+            );
+        }
+        for errno in [libc::EIO, libc::EMFILE, libc::ENOMEM] {
+            assert!(
+                !describes_the_tree(&io::Error::from_raw_os_error(errno)),
+                "{errno}"
+            );
+        }
+        assert!(!describes_the_tree(&io::Error::other("injected")));
+    }
+
+    /// Ignore files that cannot be read as text rules: not UTF-8 (read up to
+    /// there), a FIFO (never opened), a directory, a dangling symlink.
+    #[test]
+    fn odd_ignore_files_are_read_as_far_as_they_go() {
+        let dir = ws(&["a.txt", "b.txt", "c.txt", "d/x.txt", "e/y.txt", "f/z.txt"]);
+        std::fs::write(
+            dir.path().join(".gitignore"),
+            b"\xef\xbb\xbfa.txt\nb.txt\n\xff\nc.txt\n",
+        )
+        .unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.path().join("d/.gitignore").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        std::fs::create_dir(dir.path().join("e/.gitignore")).unwrap();
+        std::os::unix::fs::symlink("nowhere", dir.path().join("f/.ignore")).unwrap();
+        let files = walk_files(&real(&dir), "", None).unwrap();
+        assert_eq!(files, ["c.txt", "d/x.txt", "e/y.txt", "f/z.txt"]);
+    }
+
+    fn arb_tree() -> impl Strategy<Value = Vec<(usize, usize, usize)>> {
+        prop::collection::vec(
+            (0..TREE_DIRS.len(), 0..TREE_NAMES.len(), 0..RULE_SETS.len()),
+            1..24,
+        )
+    }
+
+    const TREE_DIRS: &[&str] = &[
+        "",
+        "a",
+        "a/b",
+        ".h",
+        ".h/c",
+        "target",
+        "a/node_modules",
+        "a/.x",
+    ];
+    const TREE_NAMES: &[&str] = &[
+        "f.txt",
+        "g.java",
+        ".e",
+        ".E.java",
+        "t.log",
+        "a",
+        "b",
+        "c",
+        ".gitignore",
+        ".ignore",
+        "link",
+        "f.txt.0123456789abcdef.apply-patch.tmp",
+    ];
+    const RULE_SETS: &[&str] = &[
+        "*.txt\n",
+        "!f.txt\n*.log\n",
+        "b/\n!.e\n",
+        "/a\n",
+        "*\n!*/\n!g.java\n",
+        "!.h\n!.h/\n",
+        "c\n# comment\n\\!x\n[\n",
+        "**/t.log\n!a/**/t.log\n",
+        "\u{feff}g.java\n",
+        "!target/\n",
+    ];
+
+    /// Build the tree; `rules` are the root's `.gitignore` and `.ignore`
+    /// (always both, so the two kinds of ignore file meet).
+    fn build_tree(root: &Path, rules: (usize, usize), tree: &[(usize, usize, usize)]) {
+        std::fs::write(root.join(".gitignore"), RULE_SETS[rules.0]).unwrap();
+        std::fs::write(root.join(".ignore"), RULE_SETS[rules.1]).unwrap();
+        for &(d, n, r) in tree {
+            let dir = root.join(TREE_DIRS[d]);
+            if std::fs::create_dir_all(&dir).is_err() {
+                continue;
+            }
+            let path = dir.join(TREE_NAMES[n]);
+            if path.symlink_metadata().is_ok() {
+                continue;
+            }
+            let _ = match TREE_NAMES[n] {
+                ".gitignore" | ".ignore" => std::fs::write(&path, RULE_SETS[r]),
+                "link" if r % 2 == 0 => std::os::unix::fs::symlink("..", &path),
+                "link" => std::os::unix::fs::symlink("f.txt", &path),
+                "a" | "b" | "c" => std::fs::create_dir(&path),
+                _ => std::fs::write(&path, "x\n"),
+            };
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// The `Fs` walk lists exactly what ripgrep's walker lists, for any
+        /// tree built from hidden names, build directories, nested ignore
+        /// files with negations, symlinks and temp files; from the root or a
+        /// named (possibly hidden, skipped or ignored) directory; with or
+        /// without a type filter.
+        #[test]
+        fn the_walk_agrees_with_ripgreps_walker(
+            tree in arb_tree(),
+            rules in (0..RULE_SETS.len(), 0..RULE_SETS.len()),
+            start in 0..TREE_DIRS.len(),
+            types in 0..3usize,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            build_tree(dir.path(), rules, &tree);
+            let start = TREE_DIRS[start];
+            prop_assume!(dir.path().join(start).is_dir());
+            let types = match types {
+                0 => None,
+                1 => Some(java_types()),
+                _ => Some(txt_types()),
+            };
+            let ours = walk_files(&real(&dir), start, types.as_ref()).unwrap();
+            let theirs = ripgrep_oracle::walk(dir.path(), start, types.as_ref());
+            prop_assert_eq!(ours, theirs);
+        }
     }
 
     #[test]
