@@ -24,11 +24,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-
 use serde_json::json;
 
-use crate::case::{hex, Case, ExpectFiles, Problem, SPEC_DOCUMENTS};
+use patchspec_engine::hash::sha256_hex;
+
+use crate::case::{Case, ExpectFiles, Problem, SPEC_DOCUMENTS};
 use crate::cli::{CoverageArgs, LintArgs, ListArgs, ReproArgs, ShowArgs};
 use crate::cmd_check::{load_corpus, selection};
 use crate::error::{Error, ErrorKind};
@@ -78,16 +78,13 @@ pub fn hash_labels(c: &Case) -> HashLabels {
     let mut labels = HashLabels::new();
     for (p, content) in &c.given.session.active_files {
         labels.insert(
-            hex(&Sha256::digest(content.as_bytes())),
+            sha256_hex(content.as_bytes()),
             format!("session.activeFiles[{p}]"),
         );
     }
     // Given files win: they are what a hash is usually checked against.
     for (p, content) in &c.given.files {
-        labels.insert(
-            hex(&Sha256::digest(content.bytes())),
-            format!("given file {p}"),
-        );
+        labels.insert(sha256_hex(&content.bytes()), format!("given file {p}"));
     }
     labels
 }
@@ -180,15 +177,12 @@ pub fn show(args: &ShowArgs) -> Result<i32, Error> {
     Ok(crate::exit::OK)
 }
 
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-=:+,@".contains(c))
-    {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+/// `s` quoted for a POSIX shell (by shlex: the runner's one shell-word
+/// codec, which also splits `matrix --executor` commands).
+fn shell_quote(s: &str) -> Result<String, Error> {
+    shlex::try_quote(s)
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|e| Error::usage(format!("cannot quote {s:?} for a shell: {e}")))
 }
 
 /// `patchspec repro`: DIR/ws (the workspace), DIR/outside/sentinel.txt,
@@ -232,7 +226,10 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
     } else {
         crate::cmd_check::resolve_argv(&args.executor)
     };
-    let command: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
+    let command = argv
+        .iter()
+        .map(|a| shell_quote(a))
+        .collect::<Result<Vec<_>, _>>()?;
     crate::output::eprintln_quietly(format_args!(
         "wrote {} (workspace ws/, request.json, case.json); reproduce with:",
         out.display()
@@ -240,9 +237,9 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
     writeln!(
         crate::output::stdout(),
         "cd {} && {} < {}",
-        shell_quote(&ws.to_string_lossy()),
+        shell_quote(&ws.to_string_lossy())?,
         command.join(" "),
-        shell_quote(&request.to_string_lossy())
+        shell_quote(&request.to_string_lossy())?
     )
     .map_err(out_err)?;
     Ok(crate::exit::OK)

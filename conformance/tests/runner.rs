@@ -1494,7 +1494,8 @@ fn the_corpus_passes_in_process_and_lints_clean() {
 #[test]
 fn repro_writes_the_request_and_a_working_command() {
     let out = tempfile::tempdir().expect("temp dir");
-    let dir = out.path().join("r");
+    // A space and a quote: the printed command must quote them for sh.
+    let dir = out.path().join("r it's");
     let run = patchspec(&[
         "repro",
         "workspace.read_file/basic/reads-whole-file",
