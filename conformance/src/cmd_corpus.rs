@@ -205,7 +205,7 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
             .map_err(|e| Error::io(format!("cannot find this binary: {e}")))?;
         vec![me.to_string_lossy().into_owned(), "exec".into()]
     } else {
-        crate::cmd_check::resolve_argv(&args.executor)
+        crate::transport::launch::resolve_argv(&args.executor)
     };
     let command = argv
         .iter()

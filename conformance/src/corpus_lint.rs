@@ -165,20 +165,14 @@ pub fn against_reference(corpus: &Corpus) -> Result<ReferenceRun, Error> {
     let engine = InProcess::default();
     let runner = Runner::new(&engine, &cfg).map_err(Error::usage)?;
     let selected: Vec<&Case> = corpus.cases.iter().collect();
-    let header = RunHeader {
-        runner_version: env!("CARGO_PKG_VERSION").into(),
-        corpus_root: corpus.root.display().to_string(),
-        corpus_version: corpus.version.clone(),
-        corpus_hash: corpus.content_hash.clone(),
-        corpus_cases: corpus.cases.len(),
-        executor: engine.info(),
-        selected: selected.len(),
-        filters: "lint".into(),
-        jobs: cfg.jobs,
-        timeout: cfg.timeout,
-        baseline: None,
-        judge: cfg.judge,
-    };
+    let header = RunHeader::new(
+        corpus,
+        engine.info(),
+        selected.len(),
+        "lint".into(),
+        &cfg,
+        None,
+    );
     let mut failures = Failures(Vec::new());
     let mut human = Human::new(std::io::sink(), Default::default());
     let output = run(
