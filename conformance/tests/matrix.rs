@@ -5,43 +5,19 @@
 //! report are parsed back and compared with what each executor must have
 //! done — meaning, not layout. One temp dir per test.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use serde_json::Value;
 
-const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
-const EXECUTOR: &str = env!("CARGO_BIN_EXE_patchspec-test-executor");
+mod common;
+
+use common::{patchspec, repo_corpus as corpus, Run, EXECUTOR, PATCHSPEC};
 
 /// Expected success: applies; expected failure: refused, tree unchanged; another tool.
 const APPLIES: &str = "apply_patch/add/adds-file-with-final-newline";
 const REFUSED: &str = "apply_patch/add/already-exists";
 const NOT_FUZZED: &str = "apply_patch/update/trailing-space-is-not-fuzzed";
 const READ: &str = "workspace.read_file/basic/reads-whole-file";
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn patchspec(args: &[String]) -> Run {
-    let out = Command::new(PATCHSPEC)
-        .args(args)
-        .env("CI", "true")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run patchspec");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// `patchspec matrix` over the four cases, with executors `NAME=ARGS` run as the test executor.
 fn matrix(out: &Path, judge: &str, executors: &[(&str, &str)], code: i32) -> Value {
