@@ -349,7 +349,7 @@ impl Corpus {
             root,
             cases,
             version,
-            content_hash: hex(&hasher.finalize()),
+            content_hash: patchspec_engine::hash::to_hex(&hasher.finalize()),
         })
     }
 
@@ -376,11 +376,6 @@ impl Corpus {
             .ok()
             .map(|i| &self.cases[i])
     }
-}
-
-/// Lowercase hex of some bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Parse and validate one case file. With `expected_id`, the id must equal it

@@ -213,9 +213,14 @@ pub struct MatrixArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
     /// An implementation to check: NAME=CMD, CMD split into argv like a POSIX shell
-    /// splits words ('…', "…", backslash) but never run by one; oneshot protocol; repeatable.
+    /// splits words ('…', "…", backslash) but never run by one; over --transport; repeatable.
     #[arg(long = "executor", value_name = "NAME=CMD")]
     pub executor: Vec<String>,
+    /// The transport to every --executor, as in `check` (websocket: `{url}` in CMD becomes
+    /// the URL to connect to, also given as $PATCHSPEC_WS_URL). Sessions and plugins are
+    /// restarted up to 3 times; a plugin has 10 s to connect.
+    #[arg(long, value_enum, default_value = "oneshot")]
+    pub transport: Transport,
     /// The directory to write matrix.json, matrix.html and badges/NAME.json into (created).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -240,7 +245,7 @@ pub struct MatrixArgs {
     /// An implementation-private path glob left out of tree comparison, every column; repeatable.
     #[arg(long, value_name = "GLOB")]
     pub ignore_path: Vec<String>,
-    /// Do not send executors a HELLO first (nothing declared: every selected case runs).
+    /// Do not send oneshot executors a HELLO first (nothing declared: every selected case runs).
     #[arg(long)]
     pub no_hello: bool,
 }

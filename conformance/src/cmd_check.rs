@@ -1,12 +1,12 @@
 //! `patchspec check`: load the corpus, select, start the executor, run,
 //! report, and decide the exit code.
 //!
-//! This is where command-line choices become a [`RunConfig`], an
-//! [`Executor`] and a set of reporters; the run itself is [`crate::run`].
+//! This is where command-line choices become a [`RunConfig`], an executor
+//! (started by [`crate::transport::launch`]) and a set of reporters; the run
+//! itself is [`crate::run`].
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,11 +18,7 @@ use crate::event::{Reporter, RunHeader};
 use crate::report::{human::Human, jsonl::JsonLines, junit::Junit, markdown::Markdown};
 use crate::run::{known_tools, nothing_judged, run, RunConfig, Runner};
 use crate::select::Selection;
-use crate::transport::inprocess::InProcess;
-use crate::transport::oneshot::Oneshot;
-use crate::transport::session::Session;
-use crate::transport::websocket::{Options, Plugin, WebSocket};
-use crate::transport::Executor;
+use crate::transport::launch::{launch, Launch, OneshotHello};
 use crate::workspace::RunRoot;
 
 /// Load the corpus named by the arguments (a directory, or the one compiled
@@ -56,37 +52,6 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * scale)),
         _ => Err(format!("invalid duration {text:?} (e.g. 5, 2.5s, 500ms)")),
     }
-}
-
-/// The executor's argv with paths made absolute, because the executor runs
-/// in the case workspace, not where the user typed the command: a first
-/// element with a `/` is resolved against the current directory (a bare
-/// name is looked up in `PATH`), and so is every later argument that names
-/// an existing file relative to the current directory (`-- python3
-/// exec.py`). Options (`-…`), absolute paths and arguments that name no
-/// file here are passed as given.
-pub fn resolve_argv(argv: &[String]) -> Vec<String> {
-    let absolute = |arg: &str| {
-        std::path::absolute(arg)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| arg.to_owned())
-    };
-    argv.iter()
-        .enumerate()
-        .map(|(i, arg)| {
-            let path = Path::new(arg);
-            let resolve = if i == 0 {
-                arg.contains('/')
-            } else {
-                !arg.starts_with('-') && path.is_relative() && path.is_file()
-            };
-            if resolve {
-                absolute(arg)
-            } else {
-                arg.clone()
-            }
-        })
-        .collect()
 }
 
 fn run_setup(cmd: &str) -> Result<(), Error> {
@@ -143,32 +108,6 @@ pub fn check_pins(corpus: &Corpus, args: &CheckArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// `--transport websocket`: listen, start the plugin (the reference one when
-/// no executor is named, none with `--listen` alone), wait for it to connect.
-fn websocket_executor(
-    args: &CheckArgs,
-    connect_timeout: Duration,
-    root: &RunRoot,
-) -> Result<WebSocket, Error> {
-    let plugin = match (&args.listen, args.executor.is_empty()) {
-        (_, false) => Plugin::Command(resolve_argv(&args.executor)),
-        (Some(_), true) => Plugin::External,
-        (None, true) => Plugin::Reference,
-    };
-    WebSocket::start(Options {
-        listen: args
-            .listen
-            .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
-        plugin,
-        connect_timeout,
-        max_restarts: args.max_restarts,
-        private_paths: args.ignore_path.clone(),
-        project_key: "patchspec".into(),
-        env: root.exec_env(),
-    })
-    .map_err(|e| Error::new(ErrorKind::ExecutorUnusable(e.to_string())))
-}
-
 /// Run `patchspec check`; returns the exit code.
 pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
@@ -221,37 +160,18 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         RunRoot::new()
             .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))?,
     );
-    let executor: Box<dyn Executor> = if websocket {
-        Box::new(websocket_executor(args, connect_timeout, &root)?)
-    } else if args.executor.is_empty() {
-        Box::new(InProcess::new(&args.ignore_path))
-    } else {
-        let argv = resolve_argv(&args.executor);
-        match args.transport.unwrap_or(Transport::Oneshot) {
-            Transport::Oneshot => Box::new(Oneshot::start(
-                argv,
-                &root,
-                timeout,
-                args.ignore_path.clone(),
-            )),
-            Transport::Websocket => unreachable!("handled above"),
-            Transport::Session => {
-                let cwd = std::env::current_dir()
-                    .map_err(|e| Error::usage(format!("cannot read the current directory: {e}")))?;
-                let mut s = Session::start(
-                    argv,
-                    &cwd,
-                    root.exec_env(),
-                    jobs,
-                    args.max_restarts,
-                    timeout.max(Duration::from_secs(10)),
-                )
-                .map_err(|e| Error::new(ErrorKind::ExecutorUnusable(e.to_string())))?;
-                s.extend_info(&[], &args.ignore_path);
-                Box::new(s)
-            }
-        }
-    };
+    let executor = launch(&Launch {
+        transport: args.transport.unwrap_or(Transport::Oneshot),
+        argv: &args.executor,
+        root: &root,
+        timeout,
+        oneshot_hello: OneshotHello::Within(timeout),
+        jobs,
+        max_restarts: args.max_restarts,
+        listen: args.listen,
+        connect_timeout,
+        ignore_paths: &args.ignore_path,
+    })?;
     let cfg = RunConfig {
         jobs,
         timeout,
@@ -283,20 +203,14 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         .as_ref()
         .map(|b| b.stale(&corpus_ids))
         .unwrap_or_default();
-    let header = RunHeader {
-        runner_version: env!("CARGO_PKG_VERSION").into(),
-        corpus_root: corpus.root.display().to_string(),
-        corpus_version: corpus.version.clone(),
-        corpus_hash: corpus.content_hash.clone(),
-        corpus_cases: corpus.cases.len(),
-        executor: runner.info().clone(),
-        selected: selected.len(),
-        filters: sel.describe(),
-        jobs,
-        timeout,
-        baseline: args.baseline.as_ref().map(|p| p.display().to_string()),
-        judge: cfg.judge,
-    };
+    let header = RunHeader::new(
+        &corpus,
+        runner.info().clone(),
+        selected.len(),
+        sel.describe(),
+        &cfg,
+        args.baseline.as_ref().map(|p| p.display().to_string()),
+    );
 
     // Reporters: the chosen format on stdout (or --report-file); the human
     // report on stdout too unless stdout is taken, then on stderr.

@@ -4,15 +4,16 @@
 //! lock and recovers an interrupted commit first, as every tool call does
 //! (patchspec_engine::workspace).
 //!
-//! Exit codes: 0 applied (or the tool succeeded), 1 refused (the tool
-//! failed), 2 usage errors — and 2 when the output could not be written
-//! (a reader that closes the pipe early is not such a failure: see
-//! [`crate::output`]).
+//! Exit codes ([`crate::exit`]): 0 applied (or the tool succeeded), 1
+//! refused (the tool failed), 2 usage errors — and 2 when the output could
+//! not be written (a reader that closes the pipe early is not such a
+//! failure: see [`crate::output`]).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
+use crate::exit;
 use crate::output::{eprintln_quietly, stdout, Quiet};
 
 use patchspec_engine::dispatch::{self, Session, ToolCall};
@@ -86,7 +87,7 @@ pub fn recover(args: &RecoverArgs) -> i32 {
         Ok(done) => done,
         Err(e) => {
             eprintln_quietly(format_args!("error: {}: {e}", root.display()));
-            return 1;
+            return exit::REFUSED;
         }
     };
     let j = done.journal;
@@ -125,7 +126,7 @@ pub fn recover(args: &RecoverArgs) -> i32 {
             return output_failed(&e);
         }
     }
-    0
+    exit::OK
 }
 
 fn plural(n: usize) -> &'static str {
@@ -176,7 +177,7 @@ pub fn trash(args: &TrashArgs) -> i32 {
         out.flush()
     };
     match write() {
-        Ok(()) => 0,
+        Ok(()) => exit::OK,
         Err(e) => output_failed(&e),
     }
 }
@@ -248,7 +249,11 @@ pub fn apply(args: &ApplyArgs) -> i32 {
     };
     options.workspace_root = std::path::absolute(&root).ok();
     let applied = apply_patch::apply_bytes(&fs, &envelope, &options);
-    let code = i32::from(applied.error.is_some());
+    let code = if applied.error.is_some() {
+        exit::REFUSED
+    } else {
+        exit::OK
+    };
     let mut out = stdout();
     let printed = if args.json {
         let outcome = apply_patch::outcome(options.atomic, &applied);
@@ -311,7 +316,7 @@ fn print_json(out: &mut Quiet<io::Stdout>, value: &serde_json::Value) -> io::Res
 
 fn output_failed(e: &io::Error) -> i32 {
     eprintln_quietly(format_args!("error: cannot write the output: {e}"));
-    2
+    exit::USAGE
 }
 
 /// Run `patchspec call`; returns the process exit code (0 success, 1 tool failure, 2 usage).
@@ -353,7 +358,11 @@ pub fn call(args: &CallArgs) -> i32 {
     if let Err(e) = print_json(&mut stdout(), &outcome.result) {
         return output_failed(&e);
     }
-    i32::from(!outcome.success)
+    if outcome.success {
+        exit::OK
+    } else {
+        exit::REFUSED
+    }
 }
 
 /// Read a file, or standard input for `-`.
@@ -369,7 +378,7 @@ fn read_input(name: &str) -> std::io::Result<Vec<u8>> {
 
 fn usage(message: &str) -> i32 {
     eprintln_quietly(format_args!("error: {message}"));
-    2
+    exit::USAGE
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::cli::ExecArgs;
 use crate::error::Error;
+use crate::exit;
 use crate::protocol::ToolCallMsg;
 use crate::transport::inprocess::{answer, hello};
 
@@ -69,12 +70,12 @@ pub fn exec(args: &ExecArgs) -> Result<i32, Error> {
             .read_to_end(&mut input)
             .map_err(|e| Error::io(format!("cannot read stdin: {e}")))?;
         return match handle(&input) {
-            Reply::Message(m) => write(&m).map(|_| 0),
-            Reply::Bye => Ok(0),
+            Reply::Message(m) => write(&m).map(|_| exit::OK),
+            Reply::Bye => Ok(exit::OK),
             Reply::Invalid(e) => Err(Error::usage(e)),
             Reply::Crash(e) => {
                 eprintln!("{e}");
-                Ok(101)
+                Ok(exit::ENGINE_PANIC)
             }
         };
     }
@@ -85,13 +86,13 @@ pub fn exec(args: &ExecArgs) -> Result<i32, Error> {
         }
         match handle(&line) {
             Reply::Message(m) => write(&m)?,
-            Reply::Bye => return Ok(0),
+            Reply::Bye => return Ok(exit::OK),
             Reply::Invalid(e) => eprintln!("patchspec exec: ignoring input: {e}"),
             Reply::Crash(e) => {
                 eprintln!("{e}");
-                return Ok(101);
+                return Ok(exit::ENGINE_PANIC);
             }
         }
     }
-    Ok(0)
+    Ok(exit::OK)
 }

@@ -1,11 +1,13 @@
 //! `patchspec matrix`: run the selection against the reference engine and
 //! every `--executor NAME=CMD`, one after the other, and write the matrix.
 //!
-//! Each executor is a oneshot executor. Unless `--no-hello`, it is first
-//! sent a `HELLO`, as `check` does ([`Oneshot::start`]); a valid answer
-//! declares its tools, unsupported tags, private paths and identity,
-//! anything else leaves it undeclared (every selected case is run) and the
-//! reason is shown in the outputs. Each run goes through [`crate::run::run`]
+//! Each executor is started over `--transport` (default oneshot) by
+//! [`crate::transport::launch`], the code `check` starts its executor with;
+//! one that cannot start is a column found unusable on its first case. A
+//! oneshot executor is first sent a `HELLO` unless `--no-hello`, as `check`
+//! does; a valid answer declares its tools, unsupported tags, private paths
+//! and identity, anything else leaves it undeclared (every selected case is
+//! run) and the reason is shown in the outputs. Each run goes through [`crate::run::run`]
 //! exactly as `check` does (same judging, same workspaces, same probe for an
 //! unusable executor); its results become one column of the
 //! [`crate::matrix::Matrix`]. While a column runs, its progress goes to
@@ -27,9 +29,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::case::Case;
-use crate::cli::MatrixArgs;
-use crate::cmd_check::{load_corpus, parse_duration, resolve_argv, selection};
+use crate::case::{Case, Corpus};
+use crate::cli::{MatrixArgs, Transport};
+use crate::cmd_check::{load_corpus, parse_duration, selection};
 use crate::error::{Error, ErrorKind};
 use crate::event::{Event, Reporter};
 use crate::event::{RunHeader, RunSummary};
@@ -38,7 +40,7 @@ use crate::output::eprintln_quietly as say;
 use crate::report::human::{progress_bar, progress_wanted};
 use crate::run::{known_tools, run, RunConfig, RunOutput, Runner};
 use crate::transport::inprocess::InProcess;
-use crate::transport::oneshot::Oneshot;
+use crate::transport::launch::{launch_or_unstarted, Launch, OneshotHello};
 use crate::transport::{Declaration, Executor};
 use crate::workspace::RunRoot;
 
@@ -105,8 +107,8 @@ fn write(path: &Path, text: &str) -> Result<(), Error> {
 
 struct Plan<'a> {
     cfg: RunConfig,
-    source: &'a Source,
-    corpus_hash: &'a str,
+    corpus: &'a Corpus,
+    filters: String,
     selected: &'a [&'a Case],
     known_tools: BTreeSet<String>,
 }
@@ -172,20 +174,14 @@ fn run_column(
 ) -> Result<(Column, Vec<crate::event::CaseResult>), Error> {
     let runner = Runner::with_root(executor, &plan.cfg, root).map_err(Error::usage)?;
     let info = runner.info().clone();
-    let header = RunHeader {
-        runner_version: plan.source.runner_version.clone(),
-        corpus_root: plan.source.corpus_root.clone(),
-        corpus_version: plan.source.corpus_version.clone(),
-        corpus_hash: plan.corpus_hash.to_owned(),
-        corpus_cases: plan.source.corpus_cases,
-        executor: info.clone(),
-        selected: plan.selected.len(),
-        filters: plan.source.filters.clone(),
-        jobs: plan.cfg.jobs,
-        timeout: plan.cfg.timeout,
-        baseline: None,
-        judge: plan.cfg.judge,
-    };
+    let header = RunHeader::new(
+        plan.corpus,
+        info.clone(),
+        plan.selected.len(),
+        plan.filters.clone(),
+        &plan.cfg,
+        None,
+    );
     say(format_args!(
         "matrix: {name}: running {} case(s)…",
         plan.selected.len()
@@ -281,6 +277,11 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             )));
         }
     }
+    if args.no_hello && args.transport != Transport::Oneshot {
+        return Err(Error::usage(
+            "--no-hello is for oneshot executors (a session or a plugin always shakes hands)",
+        ));
+    }
     let corpus = load_corpus(&args.corpus)?;
     let sel = selection(&args.filter);
     let selected = sel.apply(&corpus.cases).map_err(Error::usage)?;
@@ -325,8 +326,8 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             skip_tags: args.skip_tag.clone(),
             ..RunConfig::default()
         },
-        source: &source,
-        corpus_hash: &corpus.content_hash,
+        corpus: &corpus,
+        filters: sel.describe(),
         selected: &selected,
         known_tools: known_tools(&corpus.cases),
     };
@@ -336,18 +337,23 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
     let (column, results) = run_column(&plan, REFERENCE, &engine, "built-in".into(), new_root()?)?;
     m.add_column(column, &results);
     for spec in &specs {
-        let argv = resolve_argv(&spec.argv);
         let root = new_root()?;
-        let executor = if args.no_hello {
-            Oneshot::new(argv, args.ignore_path.clone(), "--no-hello".into())
-        } else {
-            Oneshot::start(
-                argv,
-                &root,
-                timeout.max(Duration::from_secs(10)),
-                args.ignore_path.clone(),
-            )
-        };
+        let executor = launch_or_unstarted(&Launch {
+            transport: args.transport,
+            argv: &spec.argv,
+            root: &root,
+            timeout,
+            oneshot_hello: if args.no_hello {
+                OneshotHello::Skip("--no-hello".into())
+            } else {
+                OneshotHello::Within(timeout.max(Duration::from_secs(10)))
+            },
+            jobs,
+            max_restarts: 3,
+            listen: None,
+            connect_timeout: Duration::from_secs(10),
+            ignore_paths: &args.ignore_path,
+        })?;
         let declared_by = match &executor.info().declared_by {
             Declaration::Hello => "hello".to_owned(),
             Declaration::BuiltIn => "built-in".to_owned(),
@@ -359,7 +365,8 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
                 format!("nothing (no HELLO: {why})")
             }
         };
-        let (column, results) = run_column(&plan, &spec.name, &executor, declared_by, root)?;
+        let (column, results) =
+            run_column(&plan, &spec.name, executor.as_ref(), declared_by, root)?;
         m.add_column(column, &results);
     }
     let total = started.elapsed();

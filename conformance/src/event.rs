@@ -49,6 +49,35 @@ pub struct RunHeader {
     pub judge: crate::judge::Judge,
 }
 
+impl RunHeader {
+    /// The header of a run of `selected` cases of `corpus` against
+    /// `executor`, with the run's settings from `cfg`: built here alone, for
+    /// `check`, each column of `matrix`, and `lint`.
+    pub fn new(
+        corpus: &crate::case::Corpus,
+        executor: ExecutorInfo,
+        selected: usize,
+        filters: String,
+        cfg: &crate::run::RunConfig,
+        baseline: Option<String>,
+    ) -> RunHeader {
+        RunHeader {
+            runner_version: env!("CARGO_PKG_VERSION").into(),
+            corpus_root: corpus.root.display().to_string(),
+            corpus_version: corpus.version.clone(),
+            corpus_hash: corpus.content_hash.clone(),
+            corpus_cases: corpus.cases.len(),
+            executor,
+            selected,
+            filters,
+            jobs: cfg.jobs,
+            timeout: cfg.timeout,
+            baseline,
+            judge: cfg.judge,
+        }
+    }
+}
+
 /// Why a case failed or errored.
 #[derive(Clone, Debug, Default)]
 pub struct Detail {

@@ -7,6 +7,8 @@
 //! - [`case`]: load and validate case files (the only serde types for cases);
 //! - [`corpus_source`], [`corpus_walk`]: which corpus a command uses (a
 //!   directory or the copy compiled into the binary), `corpus export`;
+//! - [`corpus_lint`], [`coverage`]: the corpus's own checks (`lint`) and
+//!   which cases and tests pin each spec clause (`coverage`);
 //! - [`pattern`]: the `expect.result` pattern language;
 //! - [`workspace`]: per-case temp workspace, sentinel, snapshots, tree diffs;
 //! - [`protocol`]: the wire messages (TOOL_CALL, TOOL_RESULT, HELLO, BYE);
@@ -35,8 +37,10 @@ pub mod cmd_corpus;
 pub mod cmd_engine;
 pub mod cmd_exec;
 pub mod cmd_matrix;
+pub mod corpus_lint;
 pub mod corpus_source;
 pub mod corpus_walk;
+pub mod coverage;
 pub mod error;
 pub mod event;
 pub mod exit;

@@ -4,17 +4,17 @@
 //! reason, the run goes on to the next case, and `check` exits 1 with its
 //! report written. Shell-script executors: the misbehaviour is the script.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
+use common::{check_json, Corpus};
 
 /// A oneshot executor: answers every TOOL_CALL with success after running
 /// `misbehave` in its workspace (its cwd); exits 1 on anything else (HELLO).
-fn script(dir: &std::path::Path, misbehave: &str) -> String {
-    let path = dir.join("executor.sh");
+fn script(path: &std::path::Path, misbehave: &str) -> String {
     let text = format!(
         r#"#!/bin/sh
 line=$(head -n 1)
@@ -24,58 +24,33 @@ case "$id" in *hostile*) {misbehave} ;; esac
 printf '{{"type":"TOOL_RESULT","data":{{"toolCallId":"%s","success":true,"result":"{{\\"success\\":true}}","executionTime":0}}}}\n' "$id"
 "#
     );
-    std::fs::write(&path, text).expect("write the script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::write(path, text).expect("write the script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     path.to_str().expect("utf-8").to_owned()
 }
 
-fn write_case(corpus: &std::path::Path, id: &str) {
-    let case = json!({
-        "id": id, "summary": "the executor answers success", "spec": ["websocket-tool-protocol#tool-result"],
-        "tool": "test.write", "given": {"files": {"keep.txt": "k\n"}}, "call": {},
-        "expect": {"result": {"success": true}, "files": "unchanged"}
-    });
-    let path = corpus.join(format!("{id}.json"));
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(path, case.to_string()).expect("write the case");
+fn write_case(corpus: &Corpus, id: &str) {
+    corpus.raw(
+        id,
+        json!({
+            "id": id, "summary": "the executor answers success", "spec": ["websocket-tool-protocol#tool-result"],
+            "tool": "test.write", "given": {"files": {"keep.txt": "k\n"}}, "call": {},
+            "expect": {"result": {"success": true}, "files": "unchanged"}
+        }),
+    );
 }
 
 /// Run `check` on a hostile case and a well-behaved one after it; returns
 /// the hostile case's record and asserts the rest.
 fn run(misbehave: &str) -> Value {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let corpus = dir.path().join("corpus");
+    let corpus = Corpus::new();
     write_case(&corpus, "t/a-hostile");
     write_case(&corpus, "t/b-fine");
-    let executor = script(dir.path(), misbehave);
-    let out = Command::new(PATCHSPEC)
-        .args(["check", "--corpus", corpus.to_str().expect("utf-8")])
-        .args(["--report", "json", "--", &executor])
-        .env("CI", "true")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run patchspec");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert!(lines.iter().any(|v| v["type"] == "footer"), "{stdout}");
-    let case = |id: &str| {
-        lines
-            .iter()
-            .rfind(|v| v["type"] == "case" && v["id"] == id)
-            .unwrap_or_else(|| panic!("no {id} in {stdout}"))
-            .clone()
-    };
-    assert_eq!(case("t/b-fine")["outcome"], "pass", "the run went on");
-    case("t/a-hostile")
+    let executor = script(&corpus.path("executor.sh"), misbehave);
+    let run = check_json(&corpus.root(), &[], &[&executor], 1);
+    run.footer();
+    assert_eq!(run.case("t/b-fine")["outcome"], "pass", "the run went on");
+    run.case("t/a-hostile")
 }
 
 fn message(case: &Value) -> String {

@@ -5,43 +5,19 @@
 //! report are parsed back and compared with what each executor must have
 //! done — meaning, not layout. One temp dir per test.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use serde_json::Value;
 
-const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
-const EXECUTOR: &str = env!("CARGO_BIN_EXE_patchspec-test-executor");
+mod common;
+
+use common::{patchspec, repo_corpus as corpus, Run, EXECUTOR, PATCHSPEC};
 
 /// Expected success: applies; expected failure: refused, tree unchanged; another tool.
 const APPLIES: &str = "apply_patch/add/adds-file-with-final-newline";
 const REFUSED: &str = "apply_patch/add/already-exists";
 const NOT_FUZZED: &str = "apply_patch/update/trailing-space-is-not-fuzzed";
 const READ: &str = "workspace.read_file/basic/reads-whole-file";
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn patchspec(args: &[String]) -> Run {
-    let out = Command::new(PATCHSPEC)
-        .args(args)
-        .env("CI", "true")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run patchspec");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// `patchspec matrix` over the four cases, with executors `NAME=ARGS` run as the test executor.
 fn matrix(out: &Path, judge: &str, executors: &[(&str, &str)], code: i32) -> Value {
@@ -421,4 +397,95 @@ fn check_judge_outcome_is_named_in_every_report() {
         "{}",
         run.stdout
     );
+}
+
+/// `patchspec matrix` over the four cases with raw `--executor` specs and
+/// extra arguments; returns the run and `matrix.json` (when written).
+fn matrix_raw(out: &Path, extra: &[&str]) -> (Run, Option<Value>) {
+    let mut args: Vec<String> = vec![
+        "matrix".into(),
+        "--corpus".into(),
+        corpus().display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+        "-j".into(),
+        "2".into(),
+    ];
+    for id in [APPLIES, REFUSED, NOT_FUZZED, READ] {
+        args.push("--run".into());
+        args.push(id.into());
+    }
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let run = patchspec(&args);
+    let doc = std::fs::read_to_string(out.join("matrix.json"))
+        .ok()
+        .map(|text| serde_json::from_str(&text).expect("matrix.json is JSON"));
+    (run, doc)
+}
+
+/// `--transport` reaches every column through the transports `check` uses:
+/// the reference engine as a session executor and as a WebSocket plugin
+/// passes what the in-process column passes, and says which transport ran.
+#[test]
+fn matrix_runs_executors_over_the_session_and_websocket_transports() {
+    for (transport, cmd) in [
+        ("session", format!("ref='{PATCHSPEC}' exec --session")),
+        (
+            "websocket",
+            format!("ref='{PATCHSPEC}' exec --connect {{url}}"),
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (run, m) = matrix_raw(
+            &dir.path().join("out"),
+            &["--transport", transport, "--executor", &cmd],
+        );
+        assert_eq!(run.code, 0, "{transport}: {}", run.stderr);
+        let m = m.expect("matrix.json written");
+        let column = implementation(&m, "ref");
+        assert_eq!(column["transport"], transport, "{column}");
+        assert_eq!(column["declaredBy"], "hello", "{column}");
+        assert_eq!(column["totals"]["pass"], 4, "{transport}: {column}");
+        for id in [APPLIES, REFUSED, NOT_FUZZED, READ] {
+            assert_eq!(cell(&m, id, "ref"), cell(&m, id, "reference"), "{id}");
+        }
+    }
+}
+
+/// A session executor that cannot start is unusable (exit 3): its column
+/// is not run, the others still are; `--no-hello` belongs to oneshot.
+#[test]
+fn a_session_that_cannot_start_is_an_unusable_column() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (run, m) = matrix_raw(
+        &dir.path().join("out"),
+        &[
+            "--transport",
+            "session",
+            "--executor",
+            "gone=/nonexistent/patchspec-executor",
+            "--executor",
+            &format!("ref='{PATCHSPEC}' exec --session"),
+        ],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let m = m.expect("matrix.json written");
+    let gone = implementation(&m, "gone");
+    assert_eq!(gone["transport"], "session", "{gone}");
+    assert!(gone["unusable"].as_str().is_some(), "{gone}");
+    assert_eq!(cell(&m, READ, "gone").0, "not-run");
+    assert_eq!(cell(&m, READ, "ref").0, "pass");
+
+    let (refused, _) = matrix_raw(
+        &dir.path().join("other"),
+        &[
+            "--transport",
+            "session",
+            "--no-hello",
+            "--executor",
+            "x=true",
+        ],
+    );
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--no-hello"), "{}", refused.stderr);
 }

@@ -2,156 +2,23 @@
 //! (`patchspec-test-executor`, see its docs for the misbehaviours) run
 //! against generated corpora, and the JSON-lines and JUnit reports the runner
 //! emits are parsed back and compared with an expected-outcome model —
-//! meaning, not layout. One temp dir per test; one `check` helper.
+//! meaning, not layout. One temp dir per test; one `check` helper; the
+//! scaffolding shared with the other integration tests is in `common/`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
-const EXECUTOR: &str = env!("CARGO_BIN_EXE_patchspec-test-executor");
+mod common;
 
-/// A generated corpus in a temp dir.
-struct Corpus {
-    dir: tempfile::TempDir,
-}
-
-impl Corpus {
-    fn new() -> Corpus {
-        Corpus {
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dir.path().join("corpus")
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// A `test.write` case: write `content` to `a.txt`, with a misbehaviour.
-    fn case(&self, id: &str, misbehave: &str, tags: &[&str]) -> &Corpus {
-        let mut call = json!({"path": "a.txt", "content": "new\n"});
-        if !misbehave.is_empty() {
-            call["misbehave"] = json!(misbehave);
-        }
-        self.raw(
-            id,
-            json!({
-                "id": id,
-                "summary": format!("test.write with misbehave={misbehave:?}"),
-                "spec": ["websocket-tool-protocol#tool-result"],
-                "tool": "test.write",
-                "tags": tags,
-                "given": {"files": {"keep.txt": "k\n"}},
-                "call": call,
-                "expect": {"result": {"success": true, "path": "a.txt"}, "files": {"keep.txt": "k\n", "a.txt": "new\n"}}
-            }),
-        )
-    }
-
-    fn raw(&self, id: &str, value: Value) -> &Corpus {
-        let path = self.root().join(format!("{id}.json"));
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, serde_json::to_string_pretty(&value).expect("json"))
-            .expect("write case");
-        self
-    }
-}
-
-/// What one `patchspec` run produced.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// The JSON-lines report, by type.
-    fn lines(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|l| {
-                serde_json::from_str(l)
-                    .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\nstderr:\n{}", self.stderr))
-            })
-            .collect()
-    }
-
-    /// id → (outcome, errorKind or "").
-    fn outcomes(&self) -> BTreeMap<String, (String, String)> {
-        self.lines()
-            .into_iter()
-            .filter(|v| v["type"] == "case")
-            .map(|v| {
-                (
-                    v["id"].as_str().unwrap_or_default().to_owned(),
-                    (
-                        v["outcome"].as_str().unwrap_or_default().to_owned(),
-                        v["errorKind"].as_str().unwrap_or_default().to_owned(),
-                    ),
-                )
-            })
-            .collect()
-    }
-
-    fn footer(&self) -> Value {
-        self.lines()
-            .into_iter()
-            .find(|v| v["type"] == "footer")
-            .unwrap_or_else(|| panic!("no footer in:\n{}\nstderr:\n{}", self.stdout, self.stderr))
-    }
-
-    fn case(&self, id: &str) -> Value {
-        self.lines()
-            .into_iter()
-            // The last line for an id is its final record (amendments follow).
-            .rfind(|v| v["type"] == "case" && v["id"] == id)
-            .unwrap_or_else(|| panic!("no case {id}"))
-    }
-}
-
-fn patchspec(args: &[&str]) -> Run {
-    let out = Command::new(PATCHSPEC)
-        .args(args)
-        .env("CI", "true")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run patchspec");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use common::{check_json, patchspec, Corpus, Run, EXECUTOR, PATCHSPEC};
 
 /// `patchspec check --corpus C --report json <extra> [-- executor...]`, asserting the exit code.
 fn check(corpus: &Corpus, extra: &[&str], executor: &[&str], code: i32) -> Run {
-    let root = corpus.root();
-    let mut args = vec![
-        "check",
-        "--corpus",
-        root.to_str().expect("utf-8"),
-        "--report",
-        "json",
-    ];
-    args.extend_from_slice(extra);
-    if !executor.is_empty() {
-        args.push("--");
-        args.extend_from_slice(executor);
-    }
-    let run = patchspec(&args);
-    assert_eq!(
-        run.code, code,
-        "exit code of {args:?}\nstdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    run
+    check_json(&corpus.root(), extra, executor, code)
 }
 
 /// The broken-executor corpus and the outcome each case must get.
@@ -1494,7 +1361,8 @@ fn the_corpus_passes_in_process_and_lints_clean() {
 #[test]
 fn repro_writes_the_request_and_a_working_command() {
     let out = tempfile::tempdir().expect("temp dir");
-    let dir = out.path().join("r");
+    // A space and a quote: the printed command must quote them for sh.
+    let dir = out.path().join("r it's");
     let run = patchspec(&[
         "repro",
         "workspace.read_file/basic/reads-whole-file",

@@ -6,152 +6,25 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const PATCHSPEC: &str = env!("CARGO_BIN_EXE_patchspec");
-const PLUGIN: &str = env!("CARGO_BIN_EXE_patchspec-test-plugin");
+mod common;
+
+use common::{check_json, patchspec, Corpus, Run, PATCHSPEC, PLUGIN};
+
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
-
-/// A generated corpus in a temp dir.
-struct Corpus {
-    dir: tempfile::TempDir,
-}
-
-impl Corpus {
-    fn new() -> Corpus {
-        Corpus {
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dir.path().join("corpus")
-    }
-
-    /// A `test.write` case: write `new\n` to `a.txt`, with a misbehaviour.
-    fn case(&self, id: &str, misbehave: &str) -> &Corpus {
-        let mut call = json!({"path": "a.txt", "content": "new\n"});
-        if !misbehave.is_empty() {
-            call["misbehave"] = json!(misbehave);
-        }
-        let case = json!({
-            "id": id,
-            "summary": format!("test.write with misbehave={misbehave:?}"),
-            "spec": ["websocket-tool-protocol#tool-result"],
-            "tool": "test.write",
-            "given": {"files": {"keep.txt": "k\n"}},
-            "call": call,
-            "expect": {"result": {"success": true, "path": "a.txt"}, "files": {"keep.txt": "k\n", "a.txt": "new\n"}}
-        });
-        let path = self.root().join(format!("{id}.json"));
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, serde_json::to_string_pretty(&case).expect("json"))
-            .expect("write case");
-        self
-    }
-}
-
-/// What one `patchspec` run produced.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn lines(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|l| {
-                serde_json::from_str(l)
-                    .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\nstderr:\n{}", self.stderr))
-            })
-            .collect()
-    }
-
-    /// id → (outcome, errorKind or "").
-    fn outcomes(&self) -> BTreeMap<String, (String, String)> {
-        self.lines()
-            .into_iter()
-            .filter(|v| v["type"] == "case")
-            .map(|v| {
-                (
-                    v["id"].as_str().unwrap_or_default().to_owned(),
-                    (
-                        v["outcome"].as_str().unwrap_or_default().to_owned(),
-                        v["errorKind"].as_str().unwrap_or_default().to_owned(),
-                    ),
-                )
-            })
-            .collect()
-    }
-
-    fn case(&self, id: &str) -> Value {
-        self.lines()
-            .into_iter()
-            // The last line for an id is its final record (amendments follow).
-            .rfind(|v| v["type"] == "case" && v["id"] == id)
-            .unwrap_or_else(|| panic!("no case {id} in\n{}\n{}", self.stdout, self.stderr))
-    }
-
-    fn message(&self, id: &str) -> String {
-        self.case(id)["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    fn footer(&self) -> Value {
-        self.lines()
-            .into_iter()
-            .find(|v| v["type"] == "footer")
-            .unwrap_or_else(|| panic!("no footer in:\n{}\nstderr:\n{}", self.stdout, self.stderr))
-    }
-}
-
-fn patchspec(args: &[&str]) -> Run {
-    let out = Command::new(PATCHSPEC)
-        .args(args)
-        .env("CI", "true")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run patchspec");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// `patchspec check --transport websocket --corpus C --report json <extra> [-- plugin...]`,
 /// asserting the exit code.
 fn check(corpus: &str, extra: &[&str], plugin: &[&str], code: i32) -> Run {
-    let mut args = vec![
-        "check",
-        "--transport",
-        "websocket",
-        "--corpus",
-        corpus,
-        "--report",
-        "json",
-    ];
+    let mut args = vec!["--transport", "websocket"];
     args.extend_from_slice(extra);
-    if !plugin.is_empty() {
-        args.push("--");
-        args.extend_from_slice(plugin);
-    }
-    let run = patchspec(&args);
-    assert_eq!(
-        run.code, code,
-        "exit code of {args:?}\nstdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    run
+    check_json(Path::new(corpus), &args, plugin, code)
 }
 
 /// Each broken plugin behaviour gets its own outcome, and the cases after it
@@ -180,7 +53,7 @@ fn broken_plugins_get_their_outcomes() {
     ];
     let mut expected = BTreeMap::new();
     for (id, mode, outcome, kind) in model {
-        c.case(id, mode);
+        c.case(id, mode, &[]);
         expected.insert(id.to_owned(), (outcome.to_owned(), kind.to_owned()));
     }
     let root = c.root();
@@ -321,7 +194,7 @@ fn the_tool_call_carries_the_routing_fields() {
 fn several_calls_are_in_flight_over_one_connection() {
     let c = Corpus::new();
     for i in 0..9 {
-        c.case(&format!("p/slow-{i}"), "slow");
+        c.case(&format!("p/slow-{i}"), "slow", &[]);
     }
     let root = c.root();
     let started = Instant::now();
@@ -343,10 +216,10 @@ fn several_calls_are_in_flight_over_one_connection() {
 #[test]
 fn listen_waits_for_a_plugin_to_connect() {
     let c = Corpus::new();
-    c.case("l/a", "");
-    c.case("l/b", "");
+    c.case("l/a", "", &[]);
+    c.case("l/b", "", &[]);
     // Its trash is private by its HELLO, with no --ignore-path.
-    c.case("l/c", "private");
+    c.case("l/c", "private", &[]);
     let root = c.root();
     let mut runner = Command::new(PATCHSPEC)
         .args([
@@ -435,7 +308,7 @@ fn listen_waits_for_a_plugin_to_connect() {
 #[test]
 fn unusable_plugins_and_usage_errors() {
     let c = Corpus::new();
-    c.case("u/a", "");
+    c.case("u/a", "", &[]);
     let root = c.root();
     let r = root.to_str().expect("utf-8");
     let run = check(
@@ -470,11 +343,11 @@ fn unusable_plugins_and_usage_errors() {
 #[test]
 fn plugin_restarts_are_bounded() {
     let c = Corpus::new();
-    c.case("r/a-ok", "");
+    c.case("r/a-ok", "", &[]);
     for i in 0..3 {
-        c.case(&format!("r/exit-{i}"), "exit");
+        c.case(&format!("r/exit-{i}"), "exit", &[]);
     }
-    c.case("r/z-ok", "");
+    c.case("r/z-ok", "", &[]);
     let root = c.root();
     let run = check(
         root.to_str().expect("utf-8"),
@@ -622,8 +495,8 @@ fn the_reference_plugin_serves_a_spec_shaped_backend() {
 #[test]
 fn a_plugin_declares_private_paths_with_its_hello() {
     let c = Corpus::new();
-    c.case("h/a-ok", "");
-    c.case("h/b-private", "private");
+    c.case("h/a-ok", "", &[]);
+    c.case("h/b-private", "private", &[]);
     let root = c.root();
     let r = root.to_str().expect("utf-8");
     let run = check(r, &[], &[PLUGIN], 0);
@@ -660,15 +533,15 @@ fn a_plugin_declares_private_paths_with_its_hello() {
 #[test]
 fn violations_with_calls_in_flight_harm_no_innocent_case() {
     let c = Corpus::new();
-    c.case("j/a-ok", "");
-    c.case("j/b-never-made", "never-made-slow");
-    c.case("j/c-two-late", "two-late");
+    c.case("j/a-ok", "", &[]);
+    c.case("j/b-never-made", "never-made-slow", &[]);
+    c.case("j/c-two-late", "two-late", &[]);
     // Answered right after 1 s: in flight when the unknown id comes (500 ms).
     for i in 0..5 {
-        c.case(&format!("j/d-late-{i}"), "late");
+        c.case(&format!("j/d-late-{i}"), "late", &[]);
     }
     let root = c.root();
-    let junit = c.dir.path().join("junit.xml");
+    let junit = c.path("junit.xml");
     let run = check(
         root.to_str().expect("utf-8"),
         &["-j", "4", "--junit", junit.to_str().expect("utf-8")],

@@ -1,5 +1,7 @@
 //! The one SHA-256 helper: every tool hashes file bytes through here, so the
-//! lowercase-hex form of a digest is defined in exactly one place.
+//! lowercase-hex form of a digest is defined in exactly one place
+//! ([`to_hex`], which the conformance runner uses too, for the digests it
+//! computes incrementally).
 
 use sha2::{Digest, Sha256};
 
@@ -21,7 +23,9 @@ pub fn matches_sha256(expected: &str, bytes: &[u8]) -> bool {
     expected.eq_ignore_ascii_case(&sha256_hex(bytes))
 }
 
-fn to_hex(digest: &[u8]) -> String {
+/// Lowercase hex of `digest` (two digits a byte): the form of
+/// [`sha256_hex`], for a digest computed elsewhere (incrementally, say).
+pub fn to_hex(digest: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(digest.len() * 2);
     for &b in digest {
@@ -51,6 +55,12 @@ mod tests {
         assert!(!is_sha256_hex(&"g".repeat(64)));
         assert!(!is_sha256_hex(&"a".repeat(63)));
         assert!(!is_sha256_hex(&"a".repeat(65)));
+    }
+
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte() {
+        assert_eq!(to_hex(&[]), "");
+        assert_eq!(to_hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
     }
 
     #[test]

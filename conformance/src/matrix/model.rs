@@ -26,7 +26,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::case::{hex, Case};
+use crate::case::Case;
 use crate::event::CaseResult;
 use crate::judge::{expected_success, Judge};
 use crate::outcome::RawOutcome;
@@ -470,7 +470,7 @@ fn behaviour(r: &CaseResult) -> Option<String> {
             h.update(render::tree_diff(&r.detail.files));
             h.update("\n--outside--\n");
             h.update(render::tree_diff(&r.detail.outside));
-            Some(hex(&h.finalize())[..12].to_owned())
+            Some(patchspec_engine::hash::to_hex(&h.finalize())[..12].to_owned())
         }
     }
 }

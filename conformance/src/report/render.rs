@@ -18,11 +18,10 @@
 
 use std::fmt::Write as _;
 
+use patchspec_engine::hash::{sha256_hex, to_hex};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use similar::TextDiff;
 
-use crate::case::hex;
 use crate::event::CaseResult;
 use crate::workspace::{Entry, TreeDiff};
 
@@ -92,7 +91,7 @@ pub fn visible_bytes(bytes: &[u8]) -> String {
             format!(
                 "<not UTF-8: {} bytes, sha256 {}; invalid bytes shown as \\xNN>\n{}",
                 bytes.len(),
-                hex(&Sha256::digest(bytes)),
+                sha256_hex(bytes),
                 visible(&text)
             )
         }
@@ -112,7 +111,7 @@ fn entry_text(entry: &Entry) -> String {
         Entry::Large { len, sha256, mode } => format!(
             "{}<{len} bytes, sha256 {}: too large to show>\n",
             mode.map_or(String::new(), |m| format!("<mode {m:03o}>\n")),
-            hex(sha256)
+            to_hex(sha256)
         ),
         Entry::Dir => "<directory>\n".into(),
         Entry::Symlink(t) => format!("<symlink to {t}>\n"),

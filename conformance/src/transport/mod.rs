@@ -8,7 +8,8 @@
 //! websocket tool protocol, a plugin connected to it; [`websocket_plugin`]
 //! is the reference plugin). Only the two websocket modules are async.
 //! Shared process handling (process groups, timeouts, bounded reads) is in
-//! [`process`]. Transports only move messages; judging the answer is the
+//! [`process`]; [`launch`] starts the executor a command line names, for
+//! `check` and `matrix` alike. Transports only move messages; judging the answer is the
 //! runner's job.
 
 use std::path::Path;
@@ -18,6 +19,7 @@ use crate::protocol::{Implementation, ProtocolError, ToolAnswer, ToolCallMsg};
 use crate::workspace::ExecEnv;
 
 pub mod inprocess;
+pub mod launch;
 pub mod oneshot;
 pub mod process;
 pub mod session;

@@ -51,6 +51,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::Value;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc as amsc;
@@ -695,42 +696,26 @@ impl Drop for WebSocket {
     }
 }
 
-/// `%XX`-decode a query component (`+` is a space).
+/// Decode a query component as a form does: `+` is a space, `%XX` (two hex
+/// digits) a byte; a `%` not followed by two hex digits stays as it is (so
+/// `%+1` is the three characters it reads), and bytes that are not UTF-8
+/// become U+FFFD.
 fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_decode_str(&text.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
 }
+
+/// Every byte but the unreserved characters of RFC 3986 (`A-Z a-z 0-9 - . _ ~`).
+const RESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// `%XX`-encode everything but unreserved characters.
 fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    utf8_percent_encode(text, RESERVED).to_string()
 }
 
 /// Check the upgrade request: the path, and `sessionId` and `projectKey` in the query.
@@ -1082,5 +1067,19 @@ mod tests {
         assert!(check_request("/ws/other", Some("sessionId=a&projectKey=k")).is_err());
         assert_eq!(decode("%E2%9A%A0%"), "⚠%");
         assert_eq!(decode(&encode("a b/ü")), "a b/ü");
+        assert_eq!(encode("a b/ü-._~"), "a%20b%2F%C3%BC-._~");
+    }
+
+    #[test]
+    fn an_invalid_escape_stays_as_written() {
+        // `%+1` once decoded to the byte 0x01 (a sign is no hex digit).
+        assert_eq!(decode("%+1"), "% 1");
+        assert_eq!(decode("%-1"), "%-1");
+        assert_eq!(decode("%1"), "%1");
+        assert_eq!(decode("%zz%4"), "%zz%4");
+        assert_eq!(decode("100%"), "100%");
+        assert_eq!(decode("%41%4a%4A"), "AJJ");
+        // Bytes that are not UTF-8 are replaced, not dropped.
+        assert_eq!(decode("a%FFb"), "a\u{FFFD}b");
     }
 }

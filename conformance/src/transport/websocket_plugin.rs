@@ -15,7 +15,8 @@
 //!
 //! It exits 0 when the backend closes the connection, 1 when it cannot
 //! connect or the connection fails, and 101 when the engine panics (without
-//! answering, as the runner should see a crash). It does not reconnect: a
+//! answering, as the runner should see a crash): the codes of
+//! [`crate::exit`]. It does not reconnect: a
 //! runner that started it restarts it.
 
 use std::time::Duration;
@@ -28,6 +29,7 @@ use tokio_tungstenite::tungstenite::Message;
 use super::inprocess::{answer, hello};
 use super::websocket::ws_config;
 use crate::error::Error;
+use crate::exit;
 use crate::protocol::{ToolCallMsg, ToolResultData, ToolResultMsg};
 
 /// Connect to `url` and serve tool calls until the backend closes; returns the exit code.
@@ -63,8 +65,8 @@ async fn run(url: &str) -> Result<i32, Error> {
     });
     let code = loop {
         match stream.next().await {
-            None => break 0,
-            Some(Ok(Message::Close(_))) => break 0,
+            None => break exit::OK,
+            Some(Ok(Message::Close(_))) => break exit::OK,
             Some(Ok(Message::Text(text))) => on_text(text.as_str(), &out),
             Some(Ok(Message::Binary(_))) => {
                 eprintln!("patchspec exec: ignoring a binary frame");
@@ -72,7 +74,7 @@ async fn run(url: &str) -> Result<i32, Error> {
             Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
             Some(Err(e)) => {
                 eprintln!("patchspec exec: the connection failed: {e}");
-                break 1;
+                break exit::REFUSED;
             }
         }
     };
@@ -151,7 +153,8 @@ fn on_text(text: &str, out: &amsc::UnboundedSender<String>) {
         Ok(result) => send(&out, &result),
         Err(panic) => {
             eprintln!("{panic}");
-            std::process::exit(101);
+            // At once, answering nothing: a crash, as the runner should see it.
+            std::process::exit(exit::ENGINE_PANIC);
         }
     });
 }

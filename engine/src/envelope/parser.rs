@@ -2027,12 +2027,10 @@ mod tests {
             writeln!(text, "*** Delete File: d/{i}").unwrap();
         }
         text.push_str("*** End Patch\n");
-        let start = std::time::Instant::now();
+        // Its time is measured by the `parse` benchmark (benches/), not
+        // asserted here; a quadratic step would make this test take hours.
         let patch = parse(&text).expect("parses");
-        let elapsed = start.elapsed();
         assert_eq!(patch.sections.len(), 100_003);
-        // Generous even for a debug build; a quadratic step would take hours.
-        assert!(elapsed.as_secs() < 30, "parse took {elapsed:?}");
         assert_eq!(patch.render(), text);
 
         // An error at the end of a long envelope is found and short.

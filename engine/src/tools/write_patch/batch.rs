@@ -212,11 +212,6 @@ impl ValidatedBatch {
         obj.insert("files".into(), Value::Array(files));
         obj
     }
-
-    /// Total number of changes over all files.
-    pub fn change_count(&self) -> usize {
-        self.files.iter().map(|f| f.changes.len()).sum()
-    }
 }
 
 impl FilePatch {
