@@ -63,7 +63,7 @@ mod tests;
 
 pub use ambiguous::multiple_matches;
 pub use diagnosis::{Cause, Diagnosis, HeaderFound, MatchSite, Row, RowStatus};
-pub use invisible::visible;
+pub use invisible::{visible, visible_line, VisibleStyle};
 pub use keys::{loose_key, strip_line_number};
 pub use mismatch::line_mismatch;
 pub use ngram::GRAM_PAIRS;

@@ -18,6 +18,26 @@ fn visible_marks_invisibles_unambiguously() {
     assert_eq!(visible(b"   ", 0), "···");
 }
 
+/// The report style marks only trailing whitespace, carriage returns and
+/// controls; the diagnosis style is the wire form; `visible_line` never cuts.
+#[test]
+fn one_renderer_two_styles() {
+    let line = "\ta \t\u{0}\u{7f}\u{a0}\u{200b}\r  ".as_bytes();
+    assert_eq!(
+        visible_line(line, VisibleStyle::Report),
+        "\ta \t␀␡\u{a0}\u{200b}␍··"
+    );
+    assert_eq!(
+        visible_line(line, VisibleStyle::Diagnosis),
+        "→a →⟨U+0000⟩⟨U+007F⟩⍽⟨U+200B⟩␍··"
+    );
+    assert_eq!(visible_line(b"x\xff ", VisibleStyle::Report), "x\\xFF·");
+    assert_eq!(visible_line(b"x\xff ", VisibleStyle::Diagnosis), "x⟨0xFF⟩·");
+    let long = "x".repeat(2 * MAX_SHOWN_BYTES);
+    assert_eq!(visible_line(long.as_bytes(), VisibleStyle::Diagnosis), long);
+    assert!(visible(long.as_bytes(), 0).ends_with("⟨…⟩"));
+}
+
 #[test]
 fn pairs_are_classified_by_the_normaliser_they_need() {
     let c = |e: &str, a: &str| classify_pair(e.as_bytes(), a.as_bytes());
