@@ -41,7 +41,7 @@ exclude_always=(--exclude-re 'FaultFs|FsOp')
 exclude=()
 if [ "$scope" = spec ]; then
     exclude=(
-        --exclude engine/src/diagnose.rs
+        --exclude 'engine/src/diagnose/**'
         --exclude engine/src/tools/call_chain.rs
         --exclude engine/src/tools/grep_file.rs
         --exclude engine/src/tools/apply_change.rs
