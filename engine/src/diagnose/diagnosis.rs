@@ -1,6 +1,6 @@
 //! What a diagnosis says: the [`Diagnosis`] of one failed edit, its
 //! [`Cause`]s, comparison [`Row`]s and [`MatchSite`]s, the values its wire
-//! form is written from.
+//! form (`json.rs`) is written from.
 
 /// Why an edit does not apply. The wire name is [`Cause::as_str`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -38,7 +38,8 @@
 //! ([`visible`]); `view` the text diagnosed against; `vote` the index and
 //! its voting; `ngram` the 4-gram fallback; `distance` edit distance; `walk`
 //! the line-by-line comparison; `locate` the choice of the nearest region;
-//! `english` the notes and hints; and one file per entry point:
+//! `english` the notes and hints; `json` the wire form both tools send;
+//! and one file per entry point:
 //! `not_found`, `ambiguous`, `stale`, `mismatch`.
 
 mod ambiguous;
@@ -48,6 +49,7 @@ mod distance;
 mod english;
 mod fold;
 mod invisible;
+mod json;
 mod keys;
 mod locate;
 mod mismatch;
@@ -64,6 +66,7 @@ mod tests;
 pub use ambiguous::multiple_matches;
 pub use diagnosis::{Cause, Diagnosis, HeaderFound, MatchSite, Row, RowStatus};
 pub use invisible::{visible, visible_line, VisibleStyle};
+pub(crate) use json::diagnosis_json;
 pub use keys::{loose_key, strip_line_number};
 pub use mismatch::line_mismatch;
 pub use ngram::GRAM_PAIRS;
