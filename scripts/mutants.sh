@@ -41,15 +41,15 @@ exclude_always=(--exclude-re 'FaultFs|FsOp')
 exclude=()
 if [ "$scope" = spec ]; then
     exclude=(
-        --exclude engine/src/diagnose.rs
+        --exclude 'engine/src/diagnose/**'
         --exclude engine/src/tools/call_chain.rs
         --exclude engine/src/tools/grep_file.rs
         --exclude engine/src/tools/apply_change.rs
         --exclude engine/src/tools/ide.rs
         --exclude engine/src/tools/ide_read_file.rs
-        # The diagnosis's JSON and human renderings (and their helpers) live
-        # in apply_patch.rs; matching.rs's post_state serves only the diagnosis.
-        --exclude-re 'diagnosis_json|human_diagnosis|row_json|num_of|post_state'
+        # matching.rs's post_state serves only the diagnosis (whose wire form
+        # is in diagnose/json.rs, its human rendering in the CLI crate).
+        --exclude-re 'post_state'
     )
 fi
 

@@ -269,7 +269,7 @@ pub fn apply(args: &ApplyArgs) -> i32 {
         if let Some(text) = e
             .details
             .get("diagnosis")
-            .and_then(apply_patch::human_diagnosis)
+            .and_then(crate::diagnosis_text::human_diagnosis)
         {
             eprintln_quietly(format_args!("{}", text.trim_end_matches('\n')));
         } else if let Some(hint) = e.hint() {

@@ -23,7 +23,9 @@
 //! - [`exit`], [`error`]: the exit-code table and the library error;
 //! - [`output`]: stdout and stderr that go quiet on a broken pipe;
 //! - [`cli`] and the `cmd_*` modules: the command line (`main.rs` only calls
-//!   [`cli::main`]).
+//!   [`cli::main`]);
+//!   [`diagnosis_text`]: a refusal's diagnosis as text for people, as
+//!   `patchspec apply` prints it.
 //!
 //! What it leaves out: the tools themselves (`patchspec-engine`). Unix only
 //! (process groups).
@@ -41,6 +43,7 @@ pub mod corpus_lint;
 pub mod corpus_source;
 pub mod corpus_walk;
 pub mod coverage;
+pub mod diagnosis_text;
 pub mod error;
 pub mod event;
 pub mod exit;

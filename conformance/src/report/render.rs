@@ -7,7 +7,10 @@
 //! Unicode "control picture" (`␀`…), and a last line without a newline is
 //! followed by `\ No newline at end of file`. In content that is not UTF-8,
 //! each byte that is not part of a valid UTF-8 sequence is shown as `\xNN`,
-//! under a first line saying so.
+//! under a first line saying so. The marks within a line come from the
+//! engine's one renderer of invisible characters (the diagnosis's), in its
+//! report style ([`patchspec_engine::diagnose::VisibleStyle::Report`]); this
+//! module adds the framing (BOM, line ends, the not-UTF-8 header).
 //!
 //! A call's params ([`params`], [`params_labelled`]) are shown as an
 //! indented outline rather than one long JSON line: multi-line strings and
@@ -18,6 +21,7 @@
 
 use std::fmt::Write as _;
 
+use patchspec_engine::diagnose::{self, VisibleStyle};
 use patchspec_engine::hash::{sha256_hex, to_hex};
 use serde_json::Value;
 use similar::TextDiff;
@@ -27,34 +31,37 @@ use crate::workspace::{Entry, TreeDiff};
 
 /// Text with its invisible characters made visible, each line ending in `\n`.
 pub fn visible(text: &str) -> String {
+    visible_lines(text.as_bytes())
+}
+
+/// The lines of `bytes` made visible (see the module docs): the framing
+/// (`<BOM>`, the line breaks, a final `␍`, `\ No newline at end of file`)
+/// is the report's; each line's marks are the engine's one renderer, in its
+/// report style.
+fn visible_lines(bytes: &[u8]) -> String {
     let mut out = String::new();
-    let text = match text.strip_prefix('\u{feff}') {
+    let bytes = match bytes.strip_prefix("\u{feff}".as_bytes()) {
         Some(rest) => {
             out.push_str("<BOM>");
             rest
         }
-        None => text,
+        None => bytes,
     };
-    let mut lines = text.split_inclusive('\n').peekable();
-    if text.is_empty() {
+    if bytes.is_empty() {
         return out;
     }
+    let mut lines = bytes.split_inclusive(|&b| b == b'\n').peekable();
     while let Some(line) = lines.next() {
-        let (body, newline) = match line.strip_suffix('\n') {
+        let (body, newline) = match line.strip_suffix(b"\n") {
             Some(b) => (b, true),
             None => (line, false),
         };
-        let (body, cr) = match body.strip_suffix('\r') {
+        // A carriage return ends the line after its trailing whitespace.
+        let (body, cr) = match body.strip_suffix(b"\r") {
             Some(b) => (b, true),
             None => (body, false),
         };
-        let trimmed = body.trim_end_matches([' ', '\t']);
-        for c in trimmed.chars() {
-            out.push(picture(c));
-        }
-        for c in body[trimmed.len()..].chars() {
-            out.push(if c == ' ' { '·' } else { '→' });
-        }
+        out.push_str(&diagnose::visible_line(body, VisibleStyle::Report));
         if cr {
             out.push('␍');
         }
@@ -66,35 +73,16 @@ pub fn visible(text: &str) -> String {
     out
 }
 
-fn picture(c: char) -> char {
-    match c {
-        '\t' => '\t',
-        '\r' => '␍',
-        c if (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
-        '\u{7f}' => '␡',
-        c => c,
-    }
-}
-
 /// Bytes as visible text; bytes that are not valid UTF-8 as `\xNN`.
 pub fn visible_bytes(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => visible(text),
-        Err(_) => {
-            let mut text = String::with_capacity(bytes.len() + 16);
-            for chunk in bytes.utf8_chunks() {
-                text.push_str(chunk.valid());
-                for b in chunk.invalid() {
-                    let _ = write!(text, "\\x{b:02X}");
-                }
-            }
-            format!(
-                "<not UTF-8: {} bytes, sha256 {}; invalid bytes shown as \\xNN>\n{}",
-                bytes.len(),
-                sha256_hex(bytes),
-                visible(&text)
-            )
-        }
+        Err(_) => format!(
+            "<not UTF-8: {} bytes, sha256 {}; invalid bytes shown as \\xNN>\n{}",
+            bytes.len(),
+            sha256_hex(bytes),
+            visible_lines(bytes)
+        ),
     }
 }
 

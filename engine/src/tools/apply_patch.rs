@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::commit::{commit, Change};
-use crate::diagnose::{self, Diagnosis, Row, RowStatus};
+use crate::diagnose;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 use crate::fs::{parent_of, EntryKind, Fs};
@@ -740,7 +740,7 @@ impl Planner<'_> {
         match diagnose::stale_file(&current, hunks) {
             Some(d) => e
                 .with("hint", d.hint.clone())
-                .with("diagnosis", diagnosis_json(&d)),
+                .with("diagnosis", diagnose::diagnosis_json(&d)),
             None => e,
         }
     }
@@ -939,260 +939,6 @@ fn path_error(raw: &str, e: PathError) -> PatchError {
     err
 }
 
-/// The wire form of a [`Diagnosis`] (`details.diagnosis`, docs/diagnostics.md):
-/// optional members are absent, never null.
-pub(crate) fn diagnosis_json(d: &Diagnosis) -> Value {
-    let mut m = Map::new();
-    m.insert("cause".into(), d.cause().as_str().into());
-    m.insert(
-        "causes".into(),
-        d.causes
-            .iter()
-            .map(|c| c.as_str())
-            .collect::<Vec<_>>()
-            .into(),
-    );
-    m.insert("hint".into(), d.hint.clone().into());
-    let mut put = |key: &str, v: Option<usize>| {
-        if let Some(v) = v {
-            m.insert(key.into(), v.into());
-        }
-    };
-    put("hunkIndex", d.hunk_index);
-    put("line", d.line);
-    put("endLine", d.end_line);
-    put("foundAtLine", d.found_at_line);
-    put("earlierHunk", d.earlier_hunk);
-    if d.line.is_some() && d.matches.is_empty() {
-        m.insert("matched".into(), d.matched.into());
-    }
-    if d.expected_lines > 0 {
-        m.insert("expectedLines".into(), d.expected_lines.into());
-    }
-    if !d.rows.is_empty() {
-        m.insert(
-            "compare".into(),
-            d.rows.iter().map(row_json).collect::<Vec<_>>().into(),
-        );
-    }
-    if d.omitted_rows > 0 {
-        m.insert("omittedRows".into(), d.omitted_rows.into());
-    }
-    if !d.other_candidates.is_empty() {
-        m.insert("otherCandidates".into(), d.other_candidates.clone().into());
-    }
-    if !d.matches.is_empty() {
-        let side = |s: &Option<(usize, String)>| match s {
-            Some((line, text)) => json!({"line": line, "text": text}),
-            None => Value::Null,
-        };
-        m.insert(
-            "matches".into(),
-            d.matches
-                .iter()
-                .map(|s| json!({"line": s.line, "above": side(&s.above), "below": side(&s.below)}))
-                .collect::<Vec<_>>()
-                .into(),
-        );
-    }
-    if let Some(n) = d.match_count {
-        m.insert("matchCount".into(), n.into());
-    }
-    if let Some(h) = &d.header_found {
-        m.insert(
-            "headerFound".into(),
-            json!({"line": h.line, "text": h.text, "match": h.match_line}),
-        );
-    }
-    if let Some(v) = d.hash_verified {
-        m.insert("hashVerified".into(), v.into());
-    }
-    if d.truncated {
-        m.insert("truncated".into(), true.into());
-    }
-    Value::Object(m)
-}
-
-/// A `details.diagnosis` object as indented text for people (the format is
-/// not stable; parse the JSON instead). `None` when `d` is not a diagnosis.
-pub fn human_diagnosis(d: &Value) -> Option<String> {
-    let cause = d.get("cause")?.as_str()?;
-    let mut out = String::new();
-    let also: Vec<&str> = d
-        .get("causes")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().skip(1).filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    out.push_str(&format!("  cause: {cause}"));
-    if !also.is_empty() {
-        out.push_str(&format!(" (also: {})", also.join(", ")));
-    }
-    out.push('\n');
-    let num = |k: &str| d.get(k).and_then(Value::as_u64);
-    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    if let Some(h) = num("hunkIndex") {
-        out.push_str(&format!("  about hunk {h}\n"));
-    }
-    if d.get("hashVerified").and_then(Value::as_bool) == Some(true) {
-        out.push_str("  hash: verified (the file is the one the patch was written against)\n");
-    }
-    if let Some(line) = num("line").filter(|_| d.get("matches").is_none()) {
-        let label = match cause {
-            "already_applied" => "already applied at",
-            "changed_by_earlier_hunk" => "in the original file at",
-            _ => "nearest:",
-        };
-        out.push_str(&format!("  {label} line {line}"));
-        if let Some(end) = num("endLine").filter(|&e| e > line) {
-            out.push_str(&format!("–{end}"));
-        }
-        if let Some(at) = num("foundAtLine") {
-            out.push_str(&format!(" (found exactly at line {at})"));
-        } else if cause == "already_applied" {
-            out.push_str(" (the edit's result is there)");
-        } else if let (Some(m), Some(n)) = (num("matched"), num("expectedLines")) {
-            out.push_str(&format!(" ({m} of {n} expected lines found)"));
-        }
-        out.push('\n');
-    }
-    if let Some(h) = num("earlierHunk") {
-        out.push_str(&format!("  changed by hunk {h}\n"));
-    }
-    for row in d
-        .get("compare")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let status = row.get("status").and_then(Value::as_str).unwrap_or("");
-        let line = row
-            .get("line")
-            .and_then(Value::as_u64)
-            .map_or(String::new(), |l| l.to_string());
-        let text = |k: &str| row.get(k).and_then(Value::as_str);
-        match status {
-            "skipped" => out.push_str(&format!(
-                "    {line:>6}      … {}\n",
-                plural(num_of(row, "count"), "equal line", "equal lines")
-            )),
-            "same" => out.push_str(&format!(
-                "    {line:>6}      | {}\n",
-                text("actual").unwrap_or("")
-            )),
-            _ => {
-                if let Some(e) = text("expected") {
-                    out.push_str(&format!("    {:>6} edit | {e}\n", ""));
-                }
-                if let Some(a) = text("actual") {
-                    out.push_str(&format!("    {line:>6} file | {a}\n"));
-                }
-                if let Some(n) = text("note") {
-                    out.push_str(&format!("    {:>6}      ^ {n}\n", ""));
-                }
-            }
-        }
-    }
-    if let Some(n) = num("omittedRows") {
-        out.push_str(&format!(
-            "    {:>6}      … {n} more {}\n",
-            "",
-            if n == 1 { "row" } else { "rows" }
-        ));
-    }
-    if d.get("truncated").and_then(Value::as_bool) == Some(true) {
-        out.push_str("  truncated: only the edit's first 2,000 expected lines were compared\n");
-    }
-    let others: Vec<String> = d
-        .get("otherCandidates")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_u64)
-        .map(|l| l.to_string())
-        .collect();
-    if !others.is_empty() {
-        out.push_str(&format!("  other candidates: line {}\n", others.join(", ")));
-    }
-    let matches = d.get("matches").and_then(Value::as_array);
-    if let (Some(list), Some(count)) = (matches, num("matchCount")) {
-        out.push_str(&format!("  {count} matches"));
-        if count > list.len() as u64 {
-            out.push_str(&format!(" (the first {} listed)", list.len()));
-        }
-        out.push('\n');
-    }
-    for m in matches.into_iter().flatten() {
-        out.push_str(&format!("  match at line {}", num_of(m, "line")));
-        for side in ["above", "below"] {
-            if let Some(s) = m.get(side).filter(|s| !s.is_null()) {
-                let t = s.get("text").and_then(Value::as_str).unwrap_or("");
-                let line = num_of(s, "line");
-                match t {
-                    "" => out.push_str(&format!("; {side}: line {line} (blank)")),
-                    t => out.push_str(&format!("; {side}: line {line} | {t}")),
-                }
-            }
-        }
-        out.push('\n');
-    }
-    if let (Some(list), Some(count)) = (matches, num("matchCount")) {
-        if count > list.len() as u64 {
-            out.push_str(&format!("  … and {} more\n", count - list.len() as u64));
-        }
-    }
-    if let Some(h) = d.get("headerFound") {
-        out.push_str(&format!(
-            "  the @@ header names line {} | {} (above the match at line {})\n",
-            num_of(h, "line"),
-            h.get("text").and_then(Value::as_str).unwrap_or(""),
-            num_of(h, "match")
-        ));
-    }
-    if let Some(h) = d.get("hint").and_then(Value::as_str) {
-        out.push_str(&format!("  hint: {h}\n"));
-    }
-    Some(out)
-}
-
-fn num_of(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
-fn row_json(r: &Row) -> Value {
-    let mut m = Map::new();
-    m.insert("status".into(), r.status.as_str().into());
-    if let Some(l) = r.line {
-        m.insert("line".into(), l.into());
-    }
-    if r.status == RowStatus::Skipped {
-        m.insert("count".into(), r.count.into());
-        return Value::Object(m);
-    }
-    if let Some(e) = r.expected.as_ref().filter(|_| r.status != RowStatus::Same) {
-        m.insert("expected".into(), e.clone().into());
-    }
-    if let Some(a) = &r.actual {
-        m.insert("actual".into(), a.clone().into());
-    }
-    if !r.causes.is_empty() {
-        m.insert(
-            "causes".into(),
-            r.causes
-                .iter()
-                .map(|c| c.as_str())
-                .collect::<Vec<_>>()
-                .into(),
-        );
-    }
-    if let Some(n) = &r.note {
-        m.insert("note".into(), n.clone().into());
-    }
-    if let Some(h) = r.written_by {
-        m.insert("writtenByHunk".into(), h.into());
-    }
-    Value::Object(m)
-}
-
 fn hunk_error(
     path: &str,
     hunks: &[envelope::Hunk<'_>],
@@ -1225,7 +971,7 @@ fn hunk_error(
             what.push(')');
             base(ErrorKind::PatchApplyError, what, "context_not_found")
                 .with("hint", d.hint.clone())
-                .with("diagnosis", diagnosis_json(&d))
+                .with("diagnosis", diagnose::diagnosis_json(&d))
         }
         HunkFailure::MultipleMatches { lines, count: total } => {
             let d = diagnose::multiple_matches(original, hunks, i, total);
@@ -1243,7 +989,7 @@ fn hunk_error(
         )
         .with("matchLines", lines)
         .with("hint", d.hint.clone())
-        .with("diagnosis", diagnosis_json(&d))
+        .with("diagnosis", diagnose::diagnosis_json(&d))
         }
         HunkFailure::Overlapping { other_hunk, line } => base(
             ErrorKind::OverlappingEdits,

@@ -145,7 +145,7 @@ fn failure_json(
                     obj.insert("actual".into(), json!(actual));
                     obj.insert(
                         "diagnosis".into(),
-                        crate::tools::apply_patch::diagnosis_json(diagnosis),
+                        crate::diagnose::diagnosis_json(diagnosis),
                     );
                 }
                 ApplyError::RangeOutOfBounds { line_count, .. } => {
