@@ -34,6 +34,12 @@
 //! `cargo test` run, the I/O floor, the forward/reverse flip), and [`report`]
 //! turns criterion's saved estimates into the tables of docs/performance.md.
 //!
+//! Around the library: the criterion benchmarks in `benches/` (`engine`: the
+//! tools on large files beside the I/O floor; `peers`: the same edit through
+//! GNU `patch` and `git apply`; `diagnose`: the failure path's cost) and the
+//! `patchspec-benchgen` binary (`src/main.rs`), a thin command line over
+//! [`case`] and [`report`].
+//!
 //! Left out: timing. Measuring is criterion's job, in `benches/*.rs`; the
 //! generators themselves never touch the disk, so they stay usable from
 //! `cargo test` and fuzz targets.

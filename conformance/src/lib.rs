@@ -12,7 +12,8 @@
 //! - [`pattern`]: the `expect.result` pattern language;
 //! - [`workspace`]: per-case temp workspace, sentinel, snapshots, tree diffs;
 //! - [`protocol`]: the wire messages (TOOL_CALL, TOOL_RESULT, HELLO, BYE);
-//! - [`transport`]: in-process, oneshot, session and websocket executors;
+//! - [`transport`]: in-process, oneshot, session and websocket executors,
+//!   started in one place ([`transport::launch`]) for `check` and `matrix`;
 //! - [`select`], [`run`], [`outcome`], [`baseline`]: selection and sharding,
 //!   the scheduler that emits [`event`]s, outcomes, known failures;
 //! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
@@ -23,9 +24,13 @@
 //! - [`exit`], [`error`]: the exit-code table and the library error;
 //! - [`output`]: stdout and stderr that go quiet on a broken pipe;
 //! - [`cli`] and the `cmd_*` modules: the command line (`main.rs` only calls
-//!   [`cli::main`]);
-//!   [`diagnosis_text`]: a refusal's diagnosis as text for people, as
-//!   `patchspec apply` prints it.
+//!   [`cli::main`]); [`diagnosis_text`]: a refusal's diagnosis as text for
+//!   people, as `patchspec apply` prints it.
+//!
+//! Beside the library, `src/bin/` holds two purpose-built executors for the
+//! runner's own tests, not shipped: `patchspec-test-executor` (oneshot and
+//! session) and `patchspec-test-plugin` (WebSocket), each misbehaving on
+//! request so the tests can prove the runner reports it.
 //!
 //! What it leaves out: the tools themselves (`patchspec-engine`). Unix only
 //! (process groups).

@@ -444,6 +444,9 @@ impl<'a> FaultFs<'a> {
             .map(|(i, _)| i)
     }
 
+    // The injected panic is this seam's purpose (`FaultFs::panicking`): tests
+    // use it to prove that a panic mid-commit loses nothing.
+    #[allow(clippy::panic)]
     fn gate(&self, op: FsOp, path: &str) -> io::Result<()> {
         if let Ok(mut log) = self.log.lock() {
             log.push((op, path.to_string()));

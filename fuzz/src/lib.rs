@@ -5,6 +5,13 @@
 //! under `cargo test -p patchspec-engine --test fuzz_replay` (stable, every
 //! checked-in seed and saved crash). See docs/fuzzing.md.
 //!
+//! The targets, one file each in `fuzz_targets/`, one line each over their
+//! oracle: `envelope_parse`, `envelope_apply`, `write_patch_validate` and
+//! `write_patch_apply`. [`oracles`] also holds the naive models the
+//! differential oracles compare against, the input generators, an in-memory
+//! filesystem, the seed format and extraction, and the mode that runs the
+//! same oracles against another executor (`PATCHSPEC_FUZZ_EXECUTOR`).
+//!
 //! Left out: anything that needs nightly. This crate builds on stable too
 //! (`cargo run --example extract-seeds` writes the seed corpora).
 #![deny(missing_docs)]
