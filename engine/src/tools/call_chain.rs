@@ -46,9 +46,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::{json, Map, Value};
 use tree_sitter::{Node, Parser};
 
-use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
-use crate::tools::ide::{open_workspace, outcome, walk_files, IdeError, Params};
+use crate::tools::ide::{walk_files, IdeError, IdeTool, Params};
 
 /// The largest `depth` accepted.
 pub const MAX_DEPTH: u64 = 10;
@@ -1566,18 +1565,18 @@ pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeE
     Ok(doc)
 }
 
-/// Run one `call_chain` call.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_real)
-}
+/// The `call_chain` tool, as [`crate::tools::REGISTRY`] runs it
+/// ([`crate::tools::ide::run_with`]).
+pub struct CallChain;
 
-/// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.
-pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
-    outcome(|| {
-        let args = parse(call.params)?;
-        let fs = open_workspace(open, call.workspace_root)?;
-        analyse(&*fs, &args)
-    })
+impl IdeTool for CallChain {
+    type Args = ChainArgs;
+    fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
+        parse(params)
+    }
+    fn execute(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeError> {
+        analyse(fs, args)
+    }
 }
 
 #[cfg(test)]
@@ -1612,7 +1611,7 @@ mod tests {
         ]);
         let params = json!({"method": "A.f"});
         crate::tools::ide::tests::assert_walk_faults_reach_the_tool(
-            run_with,
+            crate::tools::ide::run_with::<CallChain>,
             &params,
             dir.path(),
             &[(0, "."), (1, ".gitignore"), (2, "p")],

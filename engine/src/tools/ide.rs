@@ -26,7 +26,7 @@ use ignore::types::Types;
 use ignore::Match;
 use serde_json::{json, Map, Value};
 
-use crate::dispatch::ToolOutcome;
+use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{file_name_of, EntryKind, Fs};
 use crate::path_guard::PathError;
 use crate::tools::{guarded, OpenFs};
@@ -101,6 +101,30 @@ pub fn outcome(run: impl FnOnce() -> Result<Map<String, Value>, IdeError>) -> To
             )))
         },
     )
+}
+
+/// One IDE tool: how it reads its params and what it does with them. The
+/// four tools differ only here; [`run_with`] is the one wrapper around them
+/// (params first, then the workspace, then the tool, all inside [`outcome`]).
+pub trait IdeTool {
+    /// The checked params.
+    type Args;
+    /// Check the params before any filesystem work.
+    fn parse(params: &Value) -> Result<Self::Args, IdeError>;
+    /// Run the tool on the opened workspace; the success body, without `"success"`.
+    fn execute(fs: &dyn Fs, args: &Self::Args) -> Result<Map<String, Value>, IdeError>;
+}
+
+/// Run IDE tool `T` on one call, opening the workspace with `open`: the
+/// params are checked first (a bad call never touches the workspace), and a
+/// panic (a bug) is `internal_error`. The runner [`crate::tools::REGISTRY`]
+/// holds for each IDE tool.
+pub fn run_with<T: IdeTool>(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+    outcome(|| {
+        let args = T::parse(call.params)?;
+        let fs = open_workspace(open, call.workspace_root)?;
+        T::execute(&*fs, &args)
+    })
 }
 
 fn document(result: Result<Map<String, Value>, IdeError>) -> ToolOutcome {
