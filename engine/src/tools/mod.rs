@@ -40,15 +40,11 @@ use std::path::Path;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
 
-pub mod apply_change;
-pub mod apply_patch;
-pub mod call_chain;
-pub mod create_file;
-pub mod grep_file;
 pub mod ide;
-pub mod ide_read_file;
-pub mod read_file;
-pub mod write_patch;
+pub mod tul;
+
+use ide::{apply_change, call_chain, grep_file};
+use tul::{apply_patch, create_file, read_file, write_patch};
 
 /// How a tool opens the workspace at a root: [`open_real`] in production.
 pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;
@@ -117,7 +113,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         name: "read_file",
         summary: "IDE: a file's text, whole or a window of lines",
         writes: false,
-        run: ide::run_with::<ide_read_file::IdeReadFile>,
+        run: ide::run_with::<ide::read_file::IdeReadFile>,
     },
     ToolEntry {
         name: "grep_file",

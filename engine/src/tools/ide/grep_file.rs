@@ -42,8 +42,8 @@ use serde_json::{json, Map, Value};
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::Lines;
+use crate::tools::ide::read_file::not_found;
 use crate::tools::ide::{io_error, names_root, path_error, walk_files, IdeError, IdeTool, Params};
-use crate::tools::ide_read_file::not_found;
 
 /// The default of `limit`.
 pub const DEFAULT_LIMIT: u64 = 20;

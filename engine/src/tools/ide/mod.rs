@@ -1,6 +1,8 @@
-//! Shared plumbing of the four IDE-plugin tools of websocket-tool-protocol.md
-//! (`read_file`, `grep_file`, `apply_change`, `call_chain`): parameter
-//! checks, the one failure document they share, and the workspace walk.
+//! The four IDE-plugin tools of websocket-tool-protocol.md, one module each
+//! ([`read_file`], [`grep_file`], [`apply_change`], [`call_chain`]), and
+//! their shared plumbing here: parameter checks, the one failure document
+//! they share, the one runner ([`run_with`] over [`IdeTool`]) and the
+//! workspace walk.
 //!
 //! The main type is [`IdeError`]: every failure of these tools is one
 //! `{"success": false, "error": {"kind", "message", "details"}}` document
@@ -16,6 +18,11 @@
 //! at the root) belongs to the transport; these tools see params only.
 //! Documented in `docs/ide-tools.md`; decisions in
 //! `docs/clarifications.md` (`C-ide-…`).
+
+pub mod apply_change;
+pub mod call_chain;
+pub mod grep_file;
+pub mod read_file;
 
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};

@@ -35,8 +35,8 @@ use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::{Lines, Newline, BOM};
+use crate::tools::ide::read_file::not_found;
 use crate::tools::ide::{io_error, path_error, IdeError, IdeTool, Params};
-use crate::tools::ide_read_file::not_found;
 
 /// At most this many line numbers are listed in a `multiple_matches` or
 /// `no_match` error.
