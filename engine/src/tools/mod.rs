@@ -6,10 +6,13 @@
 //! there, [`crate::dispatch::SUPPORTED_TOOLS`] (what an executor announces
 //! in its HELLO) is its names, and [`writes`] its write flags.
 //!
-//! The IDE-plugin tools of websocket-tool-protocol.md (`read_file`,
-//! `grep_file`, `apply_change`, `call_chain`) share [`ide`]: their params
+//! [`tul`] holds the TUL tools and `apply_patch`. The IDE-plugin tools of
+//! websocket-tool-protocol.md (`read_file`, `grep_file`, `apply_change`,
+//! `call_chain`), compiled only with the `ide` cargo feature (on by default;
+//! without it the engine builds without tree-sitter, `ignore` and `regex`),
+//! live in `ide`, with their params
 //! checks, failure document, workspace walk and one runner
-//! ([`ide::run_with`], generic over [`ide::IdeTool`]).
+//! (`ide::run_with`, generic over `ide::IdeTool`).
 //!
 //! Every tool's runner goes through [`guarded`], so a panic (a bug: the
 //! engine never panics on input) becomes the tool's own internal-error
@@ -22,8 +25,8 @@
 //! 1. Write its module here: params check, the work on `&dyn Fs` (through
 //!    `path_guard`, `text`, `commit`: never `std::fs`), its result document,
 //!    and a runner `fn(&ToolCall, &OpenFs) -> ToolOutcome` that wraps the
-//!    work in [`guarded`]. An IDE-protocol tool implements [`ide::IdeTool`]
-//!    instead and uses [`ide::run_with`].
+//!    work in [`guarded`]. An IDE-protocol tool implements `ide::IdeTool`
+//!    instead and uses `ide::run_with` (and is `#[cfg(feature = "ide")]`).
 //! 2. Add one [`ToolEntry`] to [`REGISTRY`] (wire name, summary, whether it
 //!    writes, runner). Dispatch, `SUPPORTED_TOOLS`, the writer lock and the
 //!    HELLO of the reference executors follow from it.
@@ -40,11 +43,26 @@ use std::path::Path;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
 
+#[cfg(feature = "ide")]
 pub mod ide;
 pub mod tul;
 
+#[cfg(feature = "ide")]
 use ide::{apply_change, call_chain, grep_file};
 use tul::{apply_patch, create_file, read_file, write_patch};
+
+/// Directory names that are build output or dependency caches: never entered
+/// by the IDE tools' workspace walk, at any depth (C-ide-walk), nor by the
+/// similar-path hints ([`crate::hints`]). Here, not in `ide`, because the
+/// hints need it when the `ide` feature is off.
+pub const SKIPPED_DIRS: &[&str] = &[
+    "target",
+    "build",
+    "out",
+    "dist",
+    "node_modules",
+    "__pycache__",
+];
 
 /// How a tool opens the workspace at a root: [`open_real`] in production.
 pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;
@@ -84,6 +102,8 @@ pub struct ToolEntry {
 }
 
 /// Every tool this engine implements, in the order executors announce them.
+/// The four IDE tools are here only with the `ide` cargo feature (on by
+/// default).
 pub const REGISTRY: &[ToolEntry] = &[
     ToolEntry {
         name: "apply_patch",
@@ -109,12 +129,14 @@ pub const REGISTRY: &[ToolEntry] = &[
         writes: false,
         run: read_file::run_with,
     },
+    #[cfg(feature = "ide")]
     ToolEntry {
         name: "read_file",
         summary: "IDE: a file's text, whole or a window of lines",
         writes: false,
         run: ide::run_with::<ide::read_file::IdeReadFile>,
     },
+    #[cfg(feature = "ide")]
     ToolEntry {
         name: "grep_file",
         summary:
@@ -122,12 +144,14 @@ pub const REGISTRY: &[ToolEntry] = &[
         writes: false,
         run: ide::run_with::<grep_file::GrepFile>,
     },
+    #[cfg(feature = "ide")]
     ToolEntry {
         name: "apply_change",
         summary: "IDE: one SEARCH/REPLACE edit of one file, or the creation of a file",
         writes: true,
         run: ide::run_with::<apply_change::ApplyChange>,
     },
+    #[cfg(feature = "ide")]
     ToolEntry {
         name: "call_chain",
         summary: "IDE: who calls a Java method and what it calls, to a given depth",
@@ -181,15 +205,15 @@ mod tests {
             .filter(|t| writes(t.name))
             .map(|t| t.name)
             .collect();
-        assert_eq!(
-            writing,
-            [
-                "apply_patch",
-                "workspace_write_patch",
-                "workspace_create_file",
-                "apply_change"
-            ]
-        );
+        let mut expected = vec![
+            "apply_patch",
+            "workspace_write_patch",
+            "workspace_create_file",
+        ];
+        if cfg!(feature = "ide") {
+            expected.push("apply_change");
+        }
+        assert_eq!(writing, expected);
         assert!(!writes("no_such_tool"));
     }
 }

@@ -36,18 +36,7 @@ use serde_json::{json, Map, Value};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{file_name_of, EntryKind, Fs};
 use crate::path_guard::PathError;
-use crate::tools::{guarded, OpenFs};
-
-/// Directory names that are build output or dependency caches: never entered
-/// by a workspace walk, at any depth (C-ide-walk).
-pub const SKIPPED_DIRS: &[&str] = &[
-    "target",
-    "build",
-    "out",
-    "dist",
-    "node_modules",
-    "__pycache__",
-];
+use crate::tools::{guarded, OpenFs, SKIPPED_DIRS};
 
 /// One failure of an IDE tool: a snake_case `kind`, a one-line message and
 /// machine-readable details.
@@ -679,7 +668,7 @@ pub(crate) mod tests {
     /// `ignore::WalkBuilder` on the real root, kept as the oracle that the
     /// `Fs` walk must agree with (C-ide-walk's semantics are ripgrep's).
     mod ripgrep_oracle {
-        use super::SKIPPED_DIRS;
+        use crate::tools::SKIPPED_DIRS;
         use std::path::Path;
 
         fn rel_of(root: &Path, path: &Path) -> Option<String> {

@@ -6,7 +6,7 @@
 //! - [`write_patch`]: `workspace_write_patch` line-patch batches (TUL-002);
 //! - [`create_file`]: `workspace_create_file` (TUL-004);
 //! - [`read_file`]: `workspace.read_file` (TUL-001); not the IDE `read_file`,
-//!   which is [`crate::tools::ide::read_file`].
+//!   which is `crate::tools::ide::read_file` (the `ide` feature).
 
 pub mod apply_patch;
 pub mod create_file;
