@@ -42,11 +42,7 @@ exclude=()
 if [ "$scope" = spec ]; then
     exclude=(
         --exclude 'engine/src/diagnose/**'
-        --exclude engine/src/tools/call_chain.rs
-        --exclude engine/src/tools/grep_file.rs
-        --exclude engine/src/tools/apply_change.rs
-        --exclude engine/src/tools/ide.rs
-        --exclude engine/src/tools/ide_read_file.rs
+        --exclude 'engine/src/tools/ide/**'
         # matching.rs's post_state serves only the diagnosis (whose wire form
         # is in diagnose/json.rs, its human rendering in the CLI crate).
         --exclude-re 'post_state'

@@ -365,7 +365,7 @@ fn benches(c: &mut Criterion) {
 fn hint_benches(c: &mut Criterion) {
     use patchspec_engine::fs::RealFs;
     use patchspec_engine::hints::{similar_paths, Looking, MAX_WALK_ENTRIES};
-    use patchspec_engine::tools::apply_patch::{self, ApplyOptions};
+    use patchspec_engine::tools::tul::apply_patch::{self, ApplyOptions};
 
     let mode = RunMode::from_args();
     let (dirs, files) = match mode {

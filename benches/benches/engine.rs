@@ -35,8 +35,8 @@ use patchspec_engine::envelope::{self, Hunk, SectionKind};
 use patchspec_engine::fs::RealFs;
 use patchspec_engine::hash::{matches_sha256, sha256_hex};
 use patchspec_engine::matching::apply_hunks;
-use patchspec_engine::tools::apply_patch::{self, ApplyOptions};
-use patchspec_engine::tools::write_patch::{self, ValidatedBatch};
+use patchspec_engine::tools::tul::apply_patch::{self, ApplyOptions};
+use patchspec_engine::tools::tul::write_patch::{self, ValidatedBatch};
 
 /// The hunks of the one Update section of a generated envelope.
 fn update_hunks<'a>(patch: &'a envelope::Patch<'a>) -> &'a [Hunk<'a>] {

@@ -678,7 +678,7 @@ mod tests {
     use patchspec_engine::envelope;
     use patchspec_engine::hash::sha256_hex;
     use patchspec_engine::matching::apply_hunks;
-    use patchspec_engine::tools::write_patch;
+    use patchspec_engine::tools::tul::write_patch;
 
     fn apply_envelope(original: &[u8], text: &str) -> Vec<u8> {
         let patch = envelope::parse(text).expect("the generated envelope parses");

@@ -17,7 +17,7 @@ use crate::exit;
 use crate::output::{eprintln_quietly, stdout, Quiet};
 
 use patchspec_engine::dispatch::{self, Session, ToolCall};
-use patchspec_engine::tools::apply_patch::{self, ApplyOptions};
+use patchspec_engine::tools::tul::apply_patch::{self, ApplyOptions};
 use patchspec_engine::workspace;
 
 /// `patchspec apply [FILE|-]`: apply an envelope to a directory.

@@ -22,7 +22,7 @@ pub struct Session {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     /// `workspace_create_file`'s size limit in normalised bytes (TUL-004
-    /// §5.3); `None` keeps [`crate::tools::create_file::DEFAULT_MAX_BYTES`].
+    /// §5.3); `None` keeps [`crate::tools::tul::create_file::DEFAULT_MAX_BYTES`].
     pub create_file_max_bytes: Option<u64>,
 }
 
@@ -50,17 +50,19 @@ pub struct ToolOutcome {
     pub error: Option<String>,
 }
 
-/// The tools this engine implements, by wire name.
-pub const SUPPORTED_TOOLS: &[&str] = &[
-    "apply_patch",
-    "workspace_write_patch",
-    "workspace_create_file",
-    "workspace.read_file",
-    "read_file",
-    "grep_file",
-    "apply_change",
-    "call_chain",
-];
+/// The tools this engine implements, by wire name: the names of
+/// [`crate::tools::REGISTRY`], in its order.
+pub const SUPPORTED_TOOLS: &[&str] = &REGISTERED_NAMES;
+
+const REGISTERED_NAMES: [&str; crate::tools::REGISTRY.len()] = {
+    let mut names = [""; crate::tools::REGISTRY.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = crate::tools::REGISTRY[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// Run one tool call against its workspace.
 ///
@@ -83,17 +85,9 @@ pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
 /// [`call`], opening the workspace with `open` instead of the real
 /// filesystem (the fault-injection seam: tests pass a [`crate::fs::FaultFs`]).
 pub fn call_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
-    use crate::tools::*;
-    match call.tool_name {
-        "apply_patch" => apply_patch::run_with(call, open),
-        "workspace_write_patch" => write_patch::run_with(call, open),
-        "workspace_create_file" => create_file::run_with(call, open),
-        "workspace.read_file" => read_file::run_with(call, open),
-        "read_file" => ide_read_file::run_with(call, open),
-        "grep_file" => grep_file::run_with(call, open),
-        "apply_change" => apply_change::run_with(call, open),
-        "call_chain" => call_chain::run_with(call, open),
-        other => unknown_tool(other),
+    match crate::tools::find(call.tool_name) {
+        Some(tool) => (tool.run)(call, open),
+        None => unknown_tool(call.tool_name),
     }
 }
 

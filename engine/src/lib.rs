@@ -1,6 +1,8 @@
 //! patchspec-engine: the reference implementation of the file-edit tools that
 //! coding agents call — the `apply_patch` envelope, `workspace_write_patch`
-//! line-patch batches, `workspace_create_file` and `workspace.read_file`.
+//! line-patch batches, `workspace_create_file` and `workspace.read_file`,
+//! and the IDE-plugin tools `read_file`, `grep_file`, `apply_change` and
+//! `call_chain` (one list of them all: [`tools::REGISTRY`]).
 //!
 //! A library first: the `patchspec` binary (in `patchspec-conformance`) only
 //! parses arguments and calls [`dispatch`]. The layers, bottom up:

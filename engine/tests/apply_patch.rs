@@ -7,7 +7,7 @@ use std::path::Path;
 
 use patchspec_engine::fs::{FaultFs, Fs, RealFs};
 use patchspec_engine::hash::sha256_hex;
-use patchspec_engine::tools::apply_patch::{apply, ApplyOptions, ErrorKind};
+use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions, ErrorKind};
 
 /// Every file and directory under `root`, byte-exact (symlinks as `name@`).
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -73,7 +73,7 @@ fn check(
     options: ApplyOptions,
     kind: Option<ErrorKind>,
     after: Option<&[(&str, &str)]>,
-) -> patchspec_engine::tools::apply_patch::Applied {
+) -> patchspec_engine::tools::tul::apply_patch::Applied {
     let dir = workspace(files);
     let before = visible(dir.path());
     let fs = RealFs::open(dir.path()).unwrap();
@@ -618,8 +618,11 @@ fn a_unified_diff_that_is_not_utf8_is_still_named() {
     let fs = RealFs::open(dir.path()).unwrap();
     let mut patch = b"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+\xff\n".to_vec();
     patch.extend(std::iter::repeat_n(b"+x\n".as_slice(), 1000).flatten());
-    let applied =
-        patchspec_engine::tools::apply_patch::apply_bytes(&fs, &patch, &ApplyOptions::default());
+    let applied = patchspec_engine::tools::tul::apply_patch::apply_bytes(
+        &fs,
+        &patch,
+        &ApplyOptions::default(),
+    );
     let e = applied.error.expect("refused");
     assert_eq!(e.kind, ErrorKind::PatchParseError);
     assert_eq!(e.details["looksLike"], "unified_diff");

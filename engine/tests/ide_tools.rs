@@ -1,7 +1,9 @@
 //! The four IDE-plugin tools (websocket-tool-protocol.md) end to end through
 //! the one wire boundary, `patchspec_engine::dispatch::call`, on real
 //! temporary workspaces: one `check` helper, data-driven tables, and a
-//! property test that no params object makes a tool panic.
+//! property test that no params object makes a tool panic. Built only with
+//! the engine's `ide` feature (on by default).
+#![cfg(feature = "ide")]
 
 use std::path::Path;
 

@@ -101,6 +101,13 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// The IDE-plugin tools, registered only with the engine's `ide` feature (on
+/// by default): without it their calls are left out here.
+fn registered(tool: &str) -> bool {
+    cfg!(feature = "ide")
+        || !["read_file", "grep_file", "apply_change", "call_chain"].contains(&tool)
+}
+
 /// Each writing tool, with params that write `d/a.txt` (content `a\n`).
 fn writes() -> Vec<(&'static str, Value)> {
     vec![
@@ -129,7 +136,7 @@ fn writes() -> Vec<(&'static str, Value)> {
 
 #[test]
 fn a_directory_swapped_for_an_outside_symlink_after_the_check_makes_the_write_fail() {
-    for (tool, params) in writes() {
+    for (tool, params) in writes().into_iter().filter(|(t, _)| registered(t)) {
         for absolute in [false, true] {
             let base = tempfile::tempdir().unwrap();
             let (root, outside) = (base.path().join("ws"), base.path().join("outside"));

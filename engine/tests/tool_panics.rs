@@ -69,6 +69,13 @@ fn cases() -> Vec<(&'static str, Value, &'static str, Value)> {
     ]
 }
 
+/// The IDE-plugin tools, registered only with the engine's `ide` feature (on
+/// by default): without it their calls are left out here.
+fn registered(tool: &str) -> bool {
+    cfg!(feature = "ide")
+        || !["read_file", "grep_file", "apply_change", "call_chain"].contains(&tool)
+}
+
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
@@ -103,7 +110,7 @@ fn call(tool: &str, params: &Value, root: &Path, panic_at: Option<usize>) -> Too
 
 #[test]
 fn every_tool_turns_a_panic_into_its_internal_error() {
-    let cases = cases();
+    let cases: Vec<_> = cases().into_iter().filter(|c| registered(c.0)).collect();
     let mut tools: Vec<&str> = cases.iter().map(|c| c.0).collect();
     tools.sort_unstable();
     let mut supported = SUPPORTED_TOOLS.to_vec();

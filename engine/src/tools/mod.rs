@@ -2,32 +2,67 @@
 //! shared layers (path guard, line views, committer), and build the result
 //! document its own spec defines.
 //!
-//! The IDE-plugin tools of websocket-tool-protocol.md (`read_file`,
-//! `grep_file`, `apply_change`, `call_chain`) share [`ide`]: their params
-//! checks, failure document and workspace walk.
+//! [`REGISTRY`] is the one list of tools: dispatch finds a tool's runner
+//! there, [`crate::dispatch::SUPPORTED_TOOLS`] (what an executor announces
+//! in its HELLO) is its names, and [`writes`] its write flags.
 //!
-//! Every tool's `run_with` goes through [`guarded`], so a panic (a bug: the
+//! [`tul`] holds the TUL tools and `apply_patch`. The IDE-plugin tools of
+//! websocket-tool-protocol.md (`read_file`, `grep_file`, `apply_change`,
+//! `call_chain`), compiled only with the `ide` cargo feature (on by default;
+//! without it the engine builds without tree-sitter, `ignore` and `regex`),
+//! live in `ide`, with their params
+//! checks, failure document, workspace walk and one runner
+//! (`ide::run_with`, generic over `ide::IdeTool`).
+//!
+//! Every tool's runner goes through [`guarded`], so a panic (a bug: the
 //! engine never panics on input) becomes the tool's own internal-error
 //! result instead of taking the executor down; and every tool opens its
 //! workspace through an [`OpenFs`] (in production [`open_real`]), the seam
 //! through which tests hand it a [`crate::fs::FaultFs`].
+//!
+//! # Adding a tool
+//!
+//! 1. Write its module here: params check, the work on `&dyn Fs` (through
+//!    `path_guard`, `text`, `commit`: never `std::fs`), its result document,
+//!    and a runner `fn(&ToolCall, &OpenFs) -> ToolOutcome` that wraps the
+//!    work in [`guarded`]. An IDE-protocol tool implements `ide::IdeTool`
+//!    instead and uses `ide::run_with` (and is `#[cfg(feature = "ide")]`).
+//! 2. Add one [`ToolEntry`] to [`REGISTRY`] (wire name, summary, whether it
+//!    writes, runner). Dispatch, `SUPPORTED_TOOLS`, the writer lock and the
+//!    HELLO of the reference executors follow from it.
+//! 3. State the tool's cost bound in its module doc and hold it with a test
+//!    that counts steps.
+//! 4. Add its case to `engine/tests/tool_panics.rs` (the test fails until
+//!    every registered tool has one), corpus cases under `corpus/`, and its
+//!    page under `docs/`.
 
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use crate::dispatch::ToolOutcome;
+use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
 
-pub mod apply_change;
-pub mod apply_patch;
-pub mod call_chain;
-pub mod create_file;
-pub mod grep_file;
+#[cfg(feature = "ide")]
 pub mod ide;
-pub mod ide_read_file;
-pub mod read_file;
-pub mod write_patch;
+pub mod tul;
+
+#[cfg(feature = "ide")]
+use ide::{apply_change, call_chain, grep_file};
+use tul::{apply_patch, create_file, read_file, write_patch};
+
+/// Directory names that are build output or dependency caches: never entered
+/// by the IDE tools' workspace walk, at any depth (C-ide-walk), nor by the
+/// similar-path hints ([`crate::hints`]). Here, not in `ide`, because the
+/// hints need it when the `ide` feature is off.
+pub const SKIPPED_DIRS: &[&str] = &[
+    "target",
+    "build",
+    "out",
+    "dist",
+    "node_modules",
+    "__pycache__",
+];
 
 /// How a tool opens the workspace at a root: [`open_real`] in production.
 pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;
@@ -45,12 +80,94 @@ pub fn open_for_writing(root: &Path) -> io::Result<Box<dyn Fs>> {
     Ok(Box::new(crate::workspace::open_for_writing(root)?))
 }
 
+/// How the registry runs a tool: the call, and how to open its workspace
+/// ([`open_real`] or [`open_for_writing`] in production, a
+/// [`crate::fs::FaultFs`] in tests).
+pub type Runner = fn(&ToolCall<'_>, &OpenFs<'_>) -> ToolOutcome;
+
+/// One tool of [`REGISTRY`].
+#[derive(Clone, Copy, Debug)]
+pub struct ToolEntry {
+    /// The wire name a call carries (`apply_patch`, `workspace.read_file`, ...).
+    pub name: &'static str,
+    /// What the tool does, in one line.
+    pub summary: &'static str,
+    /// True when the tool may write: dispatch opens its workspace with the
+    /// writer lock ([`open_for_writing`]).
+    pub writes: bool,
+    /// Runs one call; a panic inside becomes the tool's internal error.
+    pub run: Runner,
+    // Reserved: the params type and the catalog entry (a JSON schema of the
+    // params, for tool catalogs) join here when a catalog needs them.
+}
+
+/// Every tool this engine implements, in the order executors announce them.
+/// The four IDE tools are here only with the `ide` cargo feature (on by
+/// default).
+pub const REGISTRY: &[ToolEntry] = &[
+    ToolEntry {
+        name: "apply_patch",
+        summary: "apply an apply_patch envelope (add, delete, update, move files) atomically",
+        writes: true,
+        run: apply_patch::run_with,
+    },
+    ToolEntry {
+        name: "workspace_write_patch",
+        summary: "apply a batch of line-numbered changes, checked against each file's SHA-256",
+        writes: true,
+        run: write_patch::run_with,
+    },
+    ToolEntry {
+        name: "workspace_create_file",
+        summary: "create a text file (or replace one when overwrite is true), atomically",
+        writes: true,
+        run: create_file::run_with,
+    },
+    ToolEntry {
+        name: "workspace.read_file",
+        summary: "read a file by its DocPath, with ActiveFiles precedence",
+        writes: false,
+        run: read_file::run_with,
+    },
+    #[cfg(feature = "ide")]
+    ToolEntry {
+        name: "read_file",
+        summary: "IDE: a file's text, whole or a window of lines",
+        writes: false,
+        run: ide::run_with::<ide::read_file::IdeReadFile>,
+    },
+    #[cfg(feature = "ide")]
+    ToolEntry {
+        name: "grep_file",
+        summary:
+            "IDE: the lines of a file, a directory or the workspace matching a literal or regex",
+        writes: false,
+        run: ide::run_with::<grep_file::GrepFile>,
+    },
+    #[cfg(feature = "ide")]
+    ToolEntry {
+        name: "apply_change",
+        summary: "IDE: one SEARCH/REPLACE edit of one file, or the creation of a file",
+        writes: true,
+        run: ide::run_with::<apply_change::ApplyChange>,
+    },
+    #[cfg(feature = "ide")]
+    ToolEntry {
+        name: "call_chain",
+        summary: "IDE: who calls a Java method and what it calls, to a given depth",
+        writes: false,
+        run: ide::run_with::<call_chain::CallChain>,
+    },
+];
+
+/// The registered tool called `name`, if any.
+pub fn find(name: &str) -> Option<&'static ToolEntry> {
+    REGISTRY.iter().find(|t| t.name == name)
+}
+
 /// True for the tools that may write (they take the writer lock).
 pub fn writes(tool_name: &str) -> bool {
-    matches!(
-        tool_name,
-        "apply_patch" | "workspace_write_patch" | "workspace_create_file" | "apply_change"
-    )
+    find(tool_name).is_some_and(|t| t.writes)
 }
 
 /// Run a tool's body; if it panics, return `on_panic()` (the tool's
@@ -60,4 +177,43 @@ pub fn guarded(
     on_panic: impl FnOnce() -> ToolOutcome,
 ) -> ToolOutcome {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| on_panic())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique_and_found() {
+        for (i, tool) in REGISTRY.iter().enumerate() {
+            assert!(
+                REGISTRY[..i].iter().all(|t| t.name != tool.name),
+                "{} registered twice",
+                tool.name
+            );
+            assert_eq!(find(tool.name).map(|t| t.name), Some(tool.name));
+            assert!(!tool.summary.is_empty(), "{}", tool.name);
+        }
+        assert!(find("no_such_tool").is_none());
+        assert_eq!(crate::dispatch::SUPPORTED_TOOLS.len(), REGISTRY.len());
+    }
+
+    #[test]
+    fn only_the_editing_tools_take_the_writer_lock() {
+        let writing: Vec<&str> = REGISTRY
+            .iter()
+            .filter(|t| writes(t.name))
+            .map(|t| t.name)
+            .collect();
+        let mut expected = vec![
+            "apply_patch",
+            "workspace_write_patch",
+            "workspace_create_file",
+        ];
+        if cfg!(feature = "ide") {
+            expected.push("apply_change");
+        }
+        assert_eq!(writing, expected);
+        assert!(!writes("no_such_tool"));
+    }
 }

@@ -40,7 +40,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use patchspec_engine::envelope;
 use patchspec_engine::fs::{FaultFs, Fs, FsOp, RealFs};
 use patchspec_engine::journal;
-use patchspec_engine::tools::apply_patch::{apply_bytes, ApplyOptions};
+use patchspec_engine::tools::tul::apply_patch::{apply_bytes, ApplyOptions};
 use serde_json::Value;
 
 use envelope_gen::{ApplyInput, Scenario};

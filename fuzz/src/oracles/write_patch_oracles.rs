@@ -8,7 +8,7 @@ use patchspec_engine::fs::{FaultFs, Fs, FsOp, RealFs};
 use patchspec_engine::hash::sha256_hex;
 use patchspec_engine::journal;
 use patchspec_engine::matching;
-use patchspec_engine::tools::write_patch::{
+use patchspec_engine::tools::tul::write_patch::{
     apply_batch, apply_changes, validate, ApplyError, FileStatus, LineOp, ValidatedBatch,
     SKIPPED_BECAUSE_COMMIT, SKIPPED_BECAUSE_OTHER,
 };
@@ -76,7 +76,7 @@ fn to_model(b: &ValidatedBatch) -> MBatch {
 /// The validator's answer with the random IDs taken out and the errors in
 /// a canonical order: what must not depend on chance or on field order.
 fn normal(
-    r: &Result<ValidatedBatch, Vec<patchspec_engine::tools::write_patch::ValidationError>>,
+    r: &Result<ValidatedBatch, Vec<patchspec_engine::tools::tul::write_patch::ValidationError>>,
 ) -> Value {
     match r {
         Ok(b) => {

@@ -523,7 +523,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn read_file_never_panics(v in crate::tools::write_patch::tests::arb_json()) {
+        fn read_file_never_panics(v in crate::tools::tul::write_patch::tests::arb_json()) {
             let dir = ws();
             let doc = read_in(&dir, v, &["a.txt"]);
             prop_assert!(doc["success"].is_boolean());

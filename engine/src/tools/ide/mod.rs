@@ -1,6 +1,8 @@
-//! Shared plumbing of the four IDE-plugin tools of websocket-tool-protocol.md
-//! (`read_file`, `grep_file`, `apply_change`, `call_chain`): parameter
-//! checks, the one failure document they share, and the workspace walk.
+//! The four IDE-plugin tools of websocket-tool-protocol.md, one module each
+//! ([`read_file`], [`grep_file`], [`apply_change`], [`call_chain`]), and
+//! their shared plumbing here: parameter checks, the one failure document
+//! they share, the one runner ([`run_with`] over [`IdeTool`]) and the
+//! workspace walk.
 //!
 //! The main type is [`IdeError`]: every failure of these tools is one
 //! `{"success": false, "error": {"kind", "message", "details"}}` document
@@ -17,6 +19,11 @@
 //! Documented in `docs/ide-tools.md`; decisions in
 //! `docs/clarifications.md` (`C-ide-…`).
 
+pub mod apply_change;
+pub mod call_chain;
+pub mod grep_file;
+pub mod read_file;
+
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -26,21 +33,10 @@ use ignore::types::Types;
 use ignore::Match;
 use serde_json::{json, Map, Value};
 
-use crate::dispatch::ToolOutcome;
+use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{file_name_of, EntryKind, Fs};
 use crate::path_guard::PathError;
-use crate::tools::{guarded, OpenFs};
-
-/// Directory names that are build output or dependency caches: never entered
-/// by a workspace walk, at any depth (C-ide-walk).
-pub const SKIPPED_DIRS: &[&str] = &[
-    "target",
-    "build",
-    "out",
-    "dist",
-    "node_modules",
-    "__pycache__",
-];
+use crate::tools::{guarded, OpenFs, SKIPPED_DIRS};
 
 /// One failure of an IDE tool: a snake_case `kind`, a one-line message and
 /// machine-readable details.
@@ -101,6 +97,30 @@ pub fn outcome(run: impl FnOnce() -> Result<Map<String, Value>, IdeError>) -> To
             )))
         },
     )
+}
+
+/// One IDE tool: how it reads its params and what it does with them. The
+/// four tools differ only here; [`run_with`] is the one wrapper around them
+/// (params first, then the workspace, then the tool, all inside [`outcome`]).
+pub trait IdeTool {
+    /// The checked params.
+    type Args;
+    /// Check the params before any filesystem work.
+    fn parse(params: &Value) -> Result<Self::Args, IdeError>;
+    /// Run the tool on the opened workspace; the success body, without `"success"`.
+    fn execute(fs: &dyn Fs, args: &Self::Args) -> Result<Map<String, Value>, IdeError>;
+}
+
+/// Run IDE tool `T` on one call, opening the workspace with `open`: the
+/// params are checked first (a bad call never touches the workspace), and a
+/// panic (a bug) is `internal_error`. The runner [`crate::tools::REGISTRY`]
+/// holds for each IDE tool.
+pub fn run_with<T: IdeTool>(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+    outcome(|| {
+        let args = T::parse(call.params)?;
+        let fs = open_workspace(open, call.workspace_root)?;
+        T::execute(&*fs, &args)
+    })
 }
 
 fn document(result: Result<Map<String, Value>, IdeError>) -> ToolOutcome {
@@ -648,7 +668,7 @@ pub(crate) mod tests {
     /// `ignore::WalkBuilder` on the real root, kept as the oracle that the
     /// `Fs` walk must agree with (C-ide-walk's semantics are ripgrep's).
     mod ripgrep_oracle {
-        use super::SKIPPED_DIRS;
+        use crate::tools::SKIPPED_DIRS;
         use std::path::Path;
 
         fn rel_of(root: &Path, path: &Path) -> Option<String> {

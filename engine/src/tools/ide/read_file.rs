@@ -17,11 +17,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::Lines;
-use crate::tools::ide::{io_error, open_workspace, outcome, path_error, IdeError, Params};
+use crate::tools::ide::{io_error, path_error, IdeError, IdeTool, Params};
 
 /// The default of `context_lines`.
 pub const DEFAULT_CONTEXT_LINES: u64 = 20;
@@ -178,18 +177,18 @@ pub fn not_found(path: &str) -> IdeError {
     IdeError::new("not_found", format!("file not found: {path}")).with("path", path)
 }
 
-/// Run one `read_file` call.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_real)
-}
+/// The `read_file` tool, as [`crate::tools::REGISTRY`] runs it
+/// ([`crate::tools::ide::run_with`]).
+pub struct IdeReadFile;
 
-/// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.
-pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
-    outcome(|| {
-        let args = parse(call.params)?;
-        let fs = open_workspace(open, call.workspace_root)?;
-        read(&*fs, &args)
-    })
+impl IdeTool for IdeReadFile {
+    type Args = ReadArgs;
+    fn parse(params: &Value) -> Result<ReadArgs, IdeError> {
+        parse(params)
+    }
+    fn execute(fs: &dyn Fs, args: &ReadArgs) -> Result<Map<String, Value>, IdeError> {
+        read(fs, args)
+    }
 }
 
 #[cfg(test)]

@@ -39,14 +39,11 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 use serde_json::{json, Map, Value};
 
-use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::Lines;
-use crate::tools::ide::{
-    io_error, names_root, open_workspace, outcome, path_error, walk_files, IdeError, Params,
-};
-use crate::tools::ide_read_file::not_found;
+use crate::tools::ide::read_file::not_found;
+use crate::tools::ide::{io_error, names_root, path_error, walk_files, IdeError, IdeTool, Params};
 
 /// The default of `limit`.
 pub const DEFAULT_LIMIT: u64 = 20;
@@ -456,18 +453,18 @@ fn one_match(path: &str, lines: &Lines<'_>, i: usize, with_context: bool, c: usi
     m
 }
 
-/// Run one `grep_file` call.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_real)
-}
+/// The `grep_file` tool, as [`crate::tools::REGISTRY`] runs it
+/// ([`crate::tools::ide::run_with`]).
+pub struct GrepFile;
 
-/// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.
-pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
-    outcome(|| {
-        let args = parse(call.params)?;
-        let fs = open_workspace(open, call.workspace_root)?;
-        grep(&*fs, &args)
-    })
+impl IdeTool for GrepFile {
+    type Args = GrepArgs;
+    fn parse(params: &Value) -> Result<GrepArgs, IdeError> {
+        parse(params)
+    }
+    fn execute(fs: &dyn Fs, args: &GrepArgs) -> Result<Map<String, Value>, IdeError> {
+        grep(fs, args)
+    }
 }
 
 #[cfg(test)]
@@ -505,14 +502,14 @@ mod tests {
         ]);
         let params = json!({"pattern": "needle"});
         crate::tools::ide::tests::assert_walk_faults_reach_the_tool(
-            run_with,
+            crate::tools::ide::run_with::<GrepFile>,
             &params,
             dir.path(),
             &[(0, "."), (1, ".gitignore"), (2, "d")],
         );
         let params = json!({"pattern": "needle", "relativePath": "d"});
         crate::tools::ide::tests::assert_walk_faults_reach_the_tool(
-            run_with,
+            crate::tools::ide::run_with::<GrepFile>,
             &params,
             dir.path(),
             &[(0, "."), (1, ".gitignore"), (2, "d")],

@@ -794,7 +794,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn create_file_never_panics(v in crate::tools::write_patch::tests::arb_json()) {
+        fn create_file_never_panics(v in crate::tools::tul::write_patch::tests::arb_json()) {
             let dir = tempfile::tempdir().unwrap();
             let fs = RealFs::open(dir.path()).unwrap();
             let r = create_file(&fs, &v, &CreateFileOptions::default());

@@ -31,13 +31,12 @@ use memchr::memmem;
 use serde_json::{Map, Value};
 
 use crate::commit::{commit, Change};
-use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::{Lines, Newline, BOM};
-use crate::tools::ide::{io_error, open_workspace, outcome, path_error, IdeError, Params};
-use crate::tools::ide_read_file::not_found;
+use crate::tools::ide::read_file::not_found;
+use crate::tools::ide::{io_error, path_error, IdeError, IdeTool, Params};
 
 /// At most this many line numbers are listed in a `multiple_matches` or
 /// `no_match` error.
@@ -359,18 +358,18 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeEr
     Ok(doc)
 }
 
-/// Run one `apply_change` call.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_for_writing)
-}
+/// The `apply_change` tool, as [`crate::tools::REGISTRY`] runs it
+/// ([`crate::tools::ide::run_with`]).
+pub struct ApplyChange;
 
-/// [`run`], opening the workspace with `open`; a panic (a bug) is `internal_error`.
-pub fn run_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
-    outcome(|| {
-        let args = parse(call.params)?;
-        let fs = open_workspace(open, call.workspace_root)?;
-        apply(&*fs, &args)
-    })
+impl IdeTool for ApplyChange {
+    type Args = ChangeArgs;
+    fn parse(params: &Value) -> Result<ChangeArgs, IdeError> {
+        parse(params)
+    }
+    fn execute(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeError> {
+        apply(fs, args)
+    }
 }
 
 #[cfg(test)]
