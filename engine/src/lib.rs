@@ -13,14 +13,22 @@
 //!   (its bound) and [`workspace`] (the writer lock and recovery on entry);
 //! - [`text`]: line views over file bytes (endings, BOM, final newline);
 //! - [`envelope`] (grammar), [`matching`] (zero-fuzz hunk location),
-//!   [`diagnose`] (why an edit did not apply; failure path only), and the
-//!   tools in [`tools`];
+//!   [`diagnose`] (why an edit did not apply) and [`hints`] (what to send
+//!   instead), both on the failure path only, and the tools in [`tools`]
+//!   (`tools::tul`, and `tools::ide` behind the default-on `ide` feature);
 //! - [`dispatch`]: tool name + JSON params → the tool's JSON result document,
 //!   the only wire boundary.
 //!
-//! Serialization lives in `tools` and `dispatch` only; the layers below speak
-//! Rust types. Nothing here spawns a process.
+//! Serialization lives in `tools`, `dispatch` and the diagnosis's wire form
+//! (`diagnose::json`) only; the layers below speak Rust types. Nothing here
+//! spawns a process. Outside tests, `unwrap`, `expect` and `panic!` are
+//! denied (the engine never panics on input; `FaultFs`'s injected panic is
+//! the one allowed exception).
 #![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod commit;
 pub mod diagnose;
