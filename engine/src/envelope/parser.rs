@@ -41,8 +41,24 @@
 //!
 //! One pass over the text, no allocation per line (the [`Patch`] borrows every
 //! line), and a hash map for the duplicate-path check: linear in the envelope.
+//! Held by the test `large_envelopes_parse_in_linear_time`, which counts the
+//! parser's unit steps (a line classified, a path claimed) rather than time.
 
 use std::collections::HashMap;
+
+#[cfg(test)]
+thread_local! {
+    /// The parser's unit steps on this thread (tests only): each time a line
+    /// is classified and each path claimed.
+    pub(super) static WORK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count one unit step of work (tests only; nothing in a release build).
+#[inline(always)]
+fn tick() {
+    #[cfg(test)]
+    WORK.with(|w| w.set(w.get() + 1));
+}
 
 use super::ast::{Hunk, HunkLine, LineKind, Patch, Section, SectionKind, Span};
 
@@ -328,7 +344,11 @@ impl<'a> Cursor<'a> {
     /// The next line, classified, without consuming it.
     fn peek(&mut self) -> Result<Option<(Line<'a>, &'a str)>, ParseError> {
         let line = self.next_line();
-        match self.peek_text() {
+        let text = self.peek_text();
+        if text.is_some() {
+            tick();
+        }
+        match text {
             None => Ok(None),
             Some(text) => match classify(text) {
                 Ok(kind) => Ok(Some((kind, text))),
@@ -500,6 +520,7 @@ impl<'a> Parser<'a> {
     /// Record that the section at `section_line` uses `path` (written on
     /// `line`); a path may appear in one section only.
     fn claim(&mut self, path: &'a str, section_line: usize, line: usize) -> Result<(), ParseError> {
+        tick();
         match self.claimed.insert(path, section_line) {
             None => Ok(()),
             Some(first) => error(

@@ -1284,9 +1284,16 @@ fn large_envelopes_parse_in_linear_time() {
         writeln!(text, "*** Delete File: d/{i}").unwrap();
     }
     text.push_str("*** End Patch\n");
-    // Its time is measured by the `parse` benchmark (benches/), not
-    // asserted here; a quadratic step would make this test take hours.
+    // Steps are counted, not timed (the time is the `parse` benchmark's):
+    // a line is classified a bounded number of times, a path claimed once.
+    let lines = text.lines().count() as u64;
+    super::WORK.with(|w| w.set(0));
     let patch = parse(&text).expect("parses");
+    let work = super::WORK.with(|w| w.get());
+    assert!(
+        work <= 2 * lines,
+        "{work} parser steps for {lines} lines: more than 2 a line (it takes 1.04)"
+    );
     assert_eq!(patch.sections.len(), 100_003);
     assert_eq!(patch.render(), text);
 
