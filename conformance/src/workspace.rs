@@ -356,7 +356,8 @@ fn read_file_entry(path: &Path, rel: &str, mode: u32, budget: &mut Budget) -> io
         .open(path)?;
     // The size alone may already be past the limit (a sparse file costs
     // nothing to make): refuse before reading a byte.
-    budget.bytes(rel, file.metadata()?.len())?;
+    let size = file.metadata()?.len();
+    budget.bytes(rel, size)?;
     let mut kept = Vec::new();
     let mut hasher: Option<Sha256> = None;
     let mut len = 0u64;
@@ -369,14 +370,17 @@ fn read_file_entry(path: &Path, rel: &str, mode: u32, budget: &mut Budget) -> io
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        // A file still growing is held to what is left of the same limit:
+        // the bytes past its size are charged as they arrive.
+        let past_size = (len + n as u64).saturating_sub(size.max(len));
         len += n as u64;
-        // A file still growing is held to the same limit.
-        if len > budget.limit {
+        if past_size > 0 && budget.bytes_left < past_size {
             return Err(io::Error::other(format!(
                 "{rel} grew past the per-case limit of {} bytes while it was read",
                 budget.limit
             )));
         }
+        budget.bytes_left -= past_size;
         match &mut hasher {
             Some(h) => h.update(&buf[..n]),
             None if len > SMALL_FILE_BYTES => {
@@ -1047,6 +1051,28 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("per-case limit of 1048576 bytes"), "{text}");
         assert!(text.contains("sparse.bin"), "{text}");
+    }
+
+    /// A file that holds more than its size said (one still growing; here
+    /// a /proc file, whose size is 0) is charged to what is left of the
+    /// snapshot's budget, not held to the whole limit again.
+    #[test]
+    fn bytes_past_a_files_size_are_charged_to_the_budget() {
+        let path = Path::new("/proc/self/status");
+        let mut roomy = Budget::new(1 << 20);
+        let read = read_file_entry(path, "status", 0o644, &mut roomy).expect("read");
+        let Entry::File(bytes, _) = read else {
+            panic!("a small file is kept")
+        };
+        assert!(!bytes.is_empty());
+        assert_eq!(roomy.bytes_left, (1 << 20) - bytes.len() as u64);
+        let mut spent = Budget::new(1 << 20);
+        spent.bytes_left = 16;
+        let e = read_file_entry(path, "status", 0o644, &mut spent).expect_err("over");
+        assert!(
+            e.to_string().contains("grew past the per-case limit"),
+            "{e}"
+        );
     }
 
     /// A case directory replaced by a symlink: not snapshotted through,

@@ -31,7 +31,8 @@
 //!    files are removed, trashed files are renamed back, created directories
 //!    are removed (deepest first, once empty), the transaction's trash
 //!    folders and journal folder are removed; the touched directories are
-//!    fsync'd again, best effort.
+//!    fsync'd again, and a failure of that fsync leaves the intent in place
+//!    (the rollback is then incomplete, and the next entry runs it again).
 //!
 //! Roll-back, not roll-forward: while the intent exists the commit has not
 //! happened, so a process killed anywhere in 0–3 leaves a state that the
@@ -146,10 +147,7 @@ pub fn temp_name(path: &str) -> String {
 /// trash's size bound reads each folder's size from its name
 /// ([`crate::trash`]).
 fn new_transaction(changes: &[Change]) -> String {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    let millis = now_millis();
     let trashed: usize = changes
         .iter()
         .map(|c| match c {

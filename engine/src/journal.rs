@@ -306,7 +306,8 @@ pub struct Undone {
 
 /// Put back the pre-state of `intent`'s changes, in reverse plan order
 /// (`renaming`: whether renames may have begun), then fsync the folders it
-/// changed (best effort) and remove the trash folders the transaction made.
+/// changed (a failure is returned, so the caller keeps the intent) and
+/// remove the trash folders the transaction made.
 /// The intent record itself is left for the caller to discard.
 pub fn undo(fs: &dyn Fs, intent: &Intent, renaming: bool) -> io::Result<Undone> {
     let mut done = Undone::default();
@@ -319,8 +320,17 @@ pub fn undo(fs: &dyn Fs, intent: &Intent, renaming: bool) -> io::Result<Undone> 
     let mut dirs: Vec<&str> = intent.steps.iter().map(|s| parent_of(s.path())).collect();
     dirs.sort_unstable();
     dirs.dedup();
+    // A failed fsync is an error like a failed rename: the caller then keeps
+    // the intent, so the undo is run again, rather than discarding the only
+    // record of a rollback that a power loss could still lose. A folder the
+    // undo itself removed (a created one) is not there to sync.
     for dir in dirs {
-        let _ = fs.sync_dir(dir);
+        match fs.sync_dir(dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                first_error.get_or_insert(e);
+            }
+            _ => {}
+        }
     }
     // Trash folders this transaction made, deepest first; one that is not
     // empty (or already gone) is left as it is.
@@ -443,5 +453,37 @@ pub fn ensure_dirs(fs: &dyn Fs, dir: &str) -> io::Result<Vec<String>> {
 pub fn remove_empty_private_dirs(fs: &dyn Fs) {
     for dir in [TXN_DIR, TRASH_DIR, PRIVATE_DIR] {
         let _ = fs.remove_dir(dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::{FaultFs, FsOp, RealFs};
+
+    /// A failed fsync during an undo is returned, so that the caller keeps
+    /// the intent (and the undo runs again) instead of discarding it.
+    #[test]
+    fn an_undo_whose_fsync_fails_reports_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt.tmp"), b"staged").unwrap();
+        let real = RealFs::open(dir.path()).unwrap();
+        let intent = Intent::new(
+            "t",
+            vec![Step::Create {
+                path: "a.txt".into(),
+                temp: "a.txt.tmp".into(),
+            }],
+        );
+        let failing = FaultFs::new(&real, |op| op == FsOp::SyncDir, Some(0));
+        assert!(undo(&failing, &intent, false).is_err());
+        assert!(
+            !dir.path().join("a.txt.tmp").exists(),
+            "the temp is still removed"
+        );
+        assert_eq!(
+            undo(&real, &intent, false).map(|d| d.temps_removed).ok(),
+            Some(0)
+        );
     }
 }
