@@ -25,8 +25,11 @@
 //! method is `method_not_found`; the method in several types is
 //! `ambiguous_method`, with the candidates (C-ide-chain-target).
 //!
-//! Cost, for S bytes of Java source: parsing (tree-sitter) and indexing are
-//! one pass each, every syntax node visited once with explicit stacks (no
+//! Cost, for S bytes of Java source: a token count first (one pass, every
+//! byte read once): a file of more than [`MAX_FILE_TOKENS`] is not parsed
+//! but listed in `skippedFiles` (C-ide-chain-file-size), which bounds the
+//! parser's tree (70 to 250 bytes a token) at one file's worth. Parsing
+//! (tree-sitter) and indexing the rest are one pass each, every syntax node visited once with explicit stacks (no
 //! recursion; a node with no named children is counted, never pushed, so a
 //! chain `a.b().c()…` holds one pending node per level): O(S) time and
 //! memory, the index keeping a fixed-size record per call site plus its
@@ -38,8 +41,13 @@
 //! (`nesting_too_deep` past it, C-ide-chain-nesting), so resolving an
 //! unqualified call walks at most that many enclosing types: linking is
 //! O(calls × [`MAX_TYPE_NESTING`]) plus the supertypes and declarations a
-//! link reaches. Each answer tree holds at most [`MAX_NODES`] nodes. The
-//! `work_is_linear_*` / `*_is_bounded` tests count the steps.
+//! link reaches. Each answer tree holds at most [`MAX_NODES`] nodes, each
+//! showing at most [`MAX_SITES_PER_NODE`] call-site lines
+//! (C-ide-chain-sites), and each method's level of a tree is built once
+//! however often the method is shown: building a tree is O(the calls of
+//! the methods it expands + [`MAX_NODES`] × [`MAX_SITES_PER_NODE`]). The
+//! `work_is_linear_*`, `*_is_bounded`, `*_summarised_once` and
+//! `*_token_limit_*` tests count the steps.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -57,6 +65,24 @@ pub const MAX_DEPTH: u64 = 10;
 /// At most this many nodes in each of the callers and callees trees; past
 /// it the tree is cut (`truncated`), breadth first (C-ide-chain-depth).
 pub const MAX_NODES: usize = 1000;
+
+/// At most this many `callSites` entries in one node; past it the list is
+/// cut and says `callSitesTruncated: true` (C-ide-chain-sites). With
+/// [`MAX_NODES`], it bounds an answer whatever the source: without it, a
+/// method with S call sites shown under each of a thousand parents made an
+/// answer of a thousand times S entries (a 70 KB file, a 360 MB answer).
+pub const MAX_SITES_PER_NODE: usize = 100;
+
+/// The most Java tokens a file may hold to be parsed and indexed
+/// ([`index::java_tokens`] counts them); a bigger file is left out and
+/// listed in `skippedFiles` (C-ide-chain-file-size). tree-sitter's syntax
+/// tree and parse stack cost 70 to 250 bytes a token (the most for short
+/// statements, `c();` over and over), so this bounds one file's parse near
+/// 60 MB and half a second; hand-written Java runs 4 to 8 bytes a token,
+/// so the limit is met near 1 to 2 MB of source, where IDEs stop analysing
+/// a file too (IntelliJ's default is 2.5 MB); what passes it is generated
+/// code.
+pub const MAX_FILE_TOKENS: usize = 250_000;
 
 /// The deepest nesting of type declarations indexed (a top-level class is
 /// level 1): a file nesting deeper is refused, `nesting_too_deep`
@@ -271,13 +297,33 @@ impl Link {
 }
 
 /// One node-to-be of a callers or callees list.
+#[derive(Clone)]
 enum Entry {
     /// A caller and its call sites.
-    Caller(Caller, Vec<usize>),
+    Caller(Caller, Sites),
     /// A resolved callee and the call sites that reach it.
-    Callee(usize, Vec<usize>),
+    Callee(usize, Sites),
     /// An external callee, by how it reads, and its call sites.
-    External(String, Vec<usize>),
+    External(String, Sites),
+}
+
+/// A node's call sites as its `callSites` shows them (C-ide-chain-sites):
+/// each line (with how its calls were linked) once, in line order, at most
+/// [`MAX_SITES_PER_NODE`] of them. Built once per list of call sites, so a
+/// node costs O([`MAX_SITES_PER_NODE`]) to copy and to show however many
+/// calls it stands for.
+#[derive(Clone)]
+struct Sites {
+    /// Distinct (line, resolution) pairs in order; no resolution for an
+    /// external callee's sites.
+    shown: Vec<(usize, Option<&'static str>)>,
+    /// How many calls the node stands for.
+    calls: usize,
+    /// More distinct lines than [`MAX_SITES_PER_NODE`]: `shown` is the first ones.
+    cut: bool,
+    /// The first call (in scan order): an initializer node's `file` and
+    /// `line`, and the key callees are sorted by.
+    first: usize,
 }
 
 /// The parsed Java sources of a workspace.
@@ -290,6 +336,8 @@ pub struct Index {
     sources: Vec<Vec<u8>>,
     /// Files whose parse had syntax errors (indexed as far as it recovered).
     pub syntax_errors: Vec<String>,
+    /// Files left out, over [`MAX_FILE_TOKENS`] tokens.
+    pub skipped: Vec<String>,
     /// Every type declaration.
     pub types: Vec<TypeDecl>,
     /// Every method and constructor declaration.
@@ -653,6 +701,19 @@ impl Index {
         rest.iter().all(|w| have.next() == Some(w))
     }
 
+    /// How the files left out read in a message: empty when none were.
+    fn skipped_note(&self) -> String {
+        match self.skipped.as_slice() {
+            [] => String::new(),
+            [one] => format!("; {one} was not parsed: over {MAX_FILE_TOKENS} tokens"),
+            [first, rest @ ..] => format!(
+                "; {} files were not parsed, over {MAX_FILE_TOKENS} tokens each: {first} and {} more",
+                rest.len() + 1,
+                rest.len()
+            ),
+        }
+    }
+
     /// The declarations `args` names (C-ide-chain-target).
     pub fn target(&self, args: &ChainArgs) -> Result<Vec<usize>, IdeError> {
         let class = args.class.as_str();
@@ -669,9 +730,10 @@ impl Index {
             return Err(IdeError::new(
                 "method_not_found",
                 format!(
-                    "no class, interface, enum or record named {class} in the workspace's Java sources ({} file{} parsed)",
+                    "no class, interface, enum or record named {class} in the workspace's Java sources ({} file{} parsed{})",
                     self.files.len(),
-                    if self.files.len() == 1 { "" } else { "s" }
+                    if self.files.len() == 1 { "" } else { "s" },
+                    self.skipped_note()
                 ),
             )
             .with("method", args.method.as_str())
@@ -756,13 +818,50 @@ impl Index {
         o
     }
 
-    fn sites(&self, sites: &[usize]) -> Value {
-        Value::Array(
-            sites
-                .iter()
-                .map(|&s| json!({"line": self.calls[s].line, "resolution": self.links[s].label()}))
-                .collect(),
-        )
+    /// Summarise the call sites `sites` (in scan order, not empty) of one
+    /// node; `external` leaves their resolution out. O(k log k) for k sites.
+    fn summarise(&self, sites: &[usize], external: bool) -> Sites {
+        self.tick(sites.len() as u64);
+        let mut shown: Vec<(usize, Option<&'static str>)> = sites
+            .iter()
+            .map(|&s| {
+                let label = (!external).then(|| self.links[s].label());
+                (self.calls[s].line, label)
+            })
+            .collect();
+        shown.sort_unstable();
+        shown.dedup();
+        let cut = shown.len() > MAX_SITES_PER_NODE;
+        shown.truncate(MAX_SITES_PER_NODE);
+        shown.shrink_to_fit();
+        Sites {
+            shown,
+            calls: sites.len(),
+            cut,
+            first: sites[0],
+        }
+    }
+
+    /// Add a node's `callSites`, `calls` and, when cut, `callSitesTruncated`.
+    fn put_sites(&self, o: &mut Map<String, Value>, sites: &Sites) {
+        self.tick(sites.shown.len() as u64);
+        let list: Vec<Value> = sites
+            .shown
+            .iter()
+            .map(|&(line, resolution)| {
+                let mut site = Map::with_capacity(2);
+                site.insert("line".into(), line.into());
+                if let Some(resolution) = resolution {
+                    site.insert("resolution".into(), resolution.into());
+                }
+                Value::Object(site)
+            })
+            .collect();
+        o.insert("callSites".into(), list.into());
+        o.insert("calls".into(), sites.calls.into());
+        if sites.cut {
+            o.insert("callSitesTruncated".into(), true.into());
+        }
     }
 
     /// The declarations a by-name call site links to.
@@ -839,7 +938,7 @@ impl Index {
                         (self.calls[sites[0]].file, self.calls[sites[0]].line, 0)
                     }
                 };
-                entries.push((key, Entry::Caller(caller, sites)));
+                entries.push((key, Entry::Caller(caller, self.summarise(&sites, false))));
             }
         } else {
             // Resolved callees by declaration, external ones by how they read.
@@ -864,13 +963,13 @@ impl Index {
                 let d = &self.methods[m];
                 entries.push((
                     (self.calls[sites[0]].line, d.file, d.lines.0),
-                    Entry::Callee(m, sites),
+                    Entry::Callee(m, self.summarise(&sites, false)),
                 ));
             }
             for (display, sites) in external {
                 entries.push((
                     (self.calls[sites[0]].line, usize::MAX, 0),
-                    Entry::External(display, sites),
+                    Entry::External(display, self.summarise(&sites, true)),
                 ));
             }
         }
@@ -879,40 +978,36 @@ impl Index {
     }
 
     /// The node for one entry, and the method it would expand to.
-    fn node(&self, entry: Entry, include_source: bool) -> (Map<String, Value>, Option<usize>) {
+    fn node(&self, entry: &Entry, include_source: bool) -> (Map<String, Value>, Option<usize>) {
         match entry {
             Entry::Caller(Caller::Method(m), sites) => {
-                let mut o = self.method_node(m, include_source);
-                o.insert("callSites".into(), self.sites(&sites));
-                (o, Some(m))
+                let mut o = self.method_node(*m, include_source);
+                self.put_sites(&mut o, sites);
+                (o, Some(*m))
             }
             Entry::Caller(Caller::Init { ty, is_static }, sites) => {
-                let t = &self.types[ty];
-                let first = &self.calls[sites[0]];
+                let t = &self.types[*ty];
+                let first = &self.calls[sites.first];
                 let mut o = Map::new();
-                let name = if is_static { "<clinit>" } else { "<init>" };
+                let name = if *is_static { "<clinit>" } else { "<init>" };
                 o.insert("method".into(), format!("{}.{name}", t.simple).into());
-                o.insert("class".into(), self.qualified(ty).into());
+                o.insert("class".into(), self.qualified(*ty).into());
                 o.insert("file".into(), self.files[first.file].as_str().into());
                 o.insert("line".into(), first.line.into());
-                o.insert("callSites".into(), self.sites(&sites));
+                self.put_sites(&mut o, sites);
                 (o, None)
             }
             Entry::Callee(m, sites) => {
-                let mut o = self.method_node(m, include_source);
+                let mut o = self.method_node(*m, include_source);
                 o.insert("external".into(), false.into());
-                o.insert("callSites".into(), self.sites(&sites));
-                (o, Some(m))
+                self.put_sites(&mut o, sites);
+                (o, Some(*m))
             }
             Entry::External(display, sites) => {
-                let lines: Vec<Value> = sites
-                    .iter()
-                    .map(|&s| json!({"line": self.calls[s].line}))
-                    .collect();
                 let mut o = Map::new();
-                o.insert("method".into(), display.into());
+                o.insert("method".into(), display.as_str().into());
                 o.insert("external".into(), true.into());
-                o.insert("callSites".into(), lines.into());
+                self.put_sites(&mut o, sites);
                 (o, None)
             }
         }
@@ -930,6 +1025,9 @@ impl Index {
             children: Option<Vec<usize>>,
         }
         let mut arena: Vec<Slot> = Vec::new();
+        // A method shown under many parents is expanded from one list: its
+        // level is built once (O(its calls)), not once per appearance.
+        let mut levels: HashMap<usize, std::rc::Rc<Vec<Entry>>> = HashMap::new();
         let mut truncated = false;
         let mut roots = Vec::new();
         // `None` stands for the targets themselves.
@@ -939,12 +1037,16 @@ impl Index {
                 // Out of budget: what is still queued stays unexpanded.
                 continue;
             }
-            let of: Vec<usize> = match parent {
-                None => targets.to_vec(),
-                Some(p) => arena[p].method.into_iter().collect(),
+            let level_entries = match parent.and_then(|p| arena[p].method) {
+                None if parent.is_none() => std::rc::Rc::new(self.level(targets, up)),
+                None => std::rc::Rc::new(Vec::new()),
+                Some(m) => levels
+                    .entry(m)
+                    .or_insert_with(|| std::rc::Rc::new(self.level(&[m], up)))
+                    .clone(),
             };
             let mut kids = Vec::new();
-            for entry in self.level(&of, up) {
+            for entry in level_entries.iter() {
                 if arena.len() >= MAX_NODES {
                     truncated = true;
                     if let Some(p) = parent {
@@ -1023,6 +1125,12 @@ pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeE
     doc.insert("includeSource".into(), args.include_source.into());
     doc.insert("filesParsed".into(), index.files.len().into());
     doc.insert("syntaxErrors".into(), index.syntax_errors.clone().into());
+    let skipped: Vec<Value> = index
+        .skipped
+        .iter()
+        .map(|path| json!({"path": path, "reason": "too_large", "limit": MAX_FILE_TOKENS}))
+        .collect();
+    doc.insert("skippedFiles".into(), skipped.into());
     let decls: Vec<Value> = targets
         .iter()
         .map(|&m| Value::Object(index.method_node(m, args.include_source)))

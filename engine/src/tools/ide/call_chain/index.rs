@@ -187,6 +187,15 @@ impl Index {
         for path in walk_files(fs, "", types.as_ref())? {
             // A file that vanished or cannot be read is skipped.
             let Ok(bytes) = fs.read(&path) else { continue };
+            let mut steps = 0;
+            let tokens = java_tokens(&bytes, MAX_FILE_TOKENS, &mut steps);
+            index.tick(steps);
+            if tokens > MAX_FILE_TOKENS {
+                // Not parsed: its syntax tree would cost 50 to 110 bytes a
+                // token (C-ide-chain-file-size).
+                index.skipped.push(path);
+                continue;
+            }
             let Some(tree) = parser.parse(&bytes, None) else {
                 continue;
             };
@@ -533,4 +542,64 @@ impl Index {
             ty,
         });
     }
+}
+
+/// How many Java tokens `src` holds, counting no further than one past
+/// `stop_after` (C-ide-chain-file-size): a run of identifier characters
+/// (letters, digits, `_`, `$`, any non-ASCII byte) is one token, so is a
+/// string, character or text-block literal; a comment counts
+/// [`COMMENT_TOKENS`]; whitespace is none; any other byte is one (so `>>=`
+/// counts three: an upper bound of what the parser sees). One pass,
+/// `steps` counting the bytes read.
+/// What a comment counts for [`java_tokens`]: tree-sitter keeps a comment
+/// as an extra node, measured at about three tokens' worth of memory (a
+/// file of 240,000 `/**/` took 128 MB, the same count of `;` 57 MB).
+const COMMENT_TOKENS: usize = 3;
+
+pub(super) fn java_tokens(src: &[u8], stop_after: usize, steps: &mut u64) -> usize {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+    // Where the first `end` after `from` finishes, or the end of the source.
+    let past = |from: usize, end: &[u8]| {
+        memchr::memmem::find(&src[from..], end).map_or(src.len(), |e| from + e + end.len())
+    };
+    let mut tokens = 0;
+    let mut i = 0;
+    while i < src.len() && tokens <= stop_after {
+        let start = i;
+        let b = src[i];
+        let rest = &src[i..];
+        let is_token = if b.is_ascii_whitespace() {
+            i += 1;
+            false
+        } else if rest.starts_with(b"//") {
+            i = memchr::memchr(b'\n', rest).map_or(src.len(), |e| i + e);
+            tokens += COMMENT_TOKENS - 1;
+            true
+        } else if rest.starts_with(b"/*") {
+            i = past(i + 2, b"*/");
+            tokens += COMMENT_TOKENS - 1;
+            true
+        } else if rest.starts_with(b"\"\"\"") {
+            i = past(i + 3, b"\"\"\"");
+            true
+        } else if b == b'"' || b == b'\'' {
+            i += 1;
+            while i < src.len() && src[i] != b && src[i] != b'\n' {
+                i += if src[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(src.len());
+            true
+        } else if word(b) {
+            while i < src.len() && word(src[i]) {
+                i += 1;
+            }
+            true
+        } else {
+            i += 1;
+            true
+        };
+        tokens += usize::from(is_token);
+        *steps += (i - start) as u64;
+    }
+    tokens
 }

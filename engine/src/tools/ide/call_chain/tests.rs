@@ -71,9 +71,10 @@ fn work_is_linear_on_a_long_call_chain() {
         let src = format!("class A {{ A c() {{ return this{}; }} }}", ".c()".repeat(n));
         let index = index_of(&src).unwrap();
         assert_eq!(index.calls.len(), n);
-        // Indexing visits the nodes once each and reads no receiver.
+        // Counting tokens reads each byte once; indexing visits the nodes
+        // once each and reads no receiver.
         let work = index.work.get();
-        let bound = 2 * src.len();
+        let bound = 3 * src.len();
         assert!(work < bound as u64, "n={n}: {work} steps > {bound}");
         // One pending node per level of the chain, not three: the
         // identifiers and `()` are counted, never pushed.
@@ -319,4 +320,139 @@ fn errors() {
     let e = chain(&dir, json!({"method": "Foo.x"})).unwrap_err();
     assert_eq!(e.kind, "ambiguous_method");
     assert!(chain(&dir, json!({"method": "b.Foo.x"})).is_ok());
+}
+
+/// A class whose `a` calls `b0`…`b{k-1}`, each of which calls `p`, which
+/// calls `e` on `s` lines: `p` is shown under `k` parents.
+fn fan_in(k: usize, s: usize) -> String {
+    let mut src = String::from("class X {\n  void a() {\n");
+    src.extend((0..k).map(|i| format!("    b{i}();\n")));
+    src.push_str("  }\n");
+    src.extend((0..k).map(|i| format!("  void b{i}() {{ p(); }}\n")));
+    src.push_str("  void p() {\n");
+    src.extend((0..s).map(|_| "    e();\n".to_string()));
+    src.push_str("  }\n  void e() {}\n}\n");
+    src
+}
+
+/// The audit's second call_chain shape: a method with S call sites shown
+/// under each of k parents made an answer of k × S entries (70 KB of
+/// source: a 360 MB answer). Now each method's level is built once and
+/// each node shows at most MAX_SITES_PER_NODE lines: the work of building
+/// the tree is within the calls plus the nodes shown, whatever k × S is.
+#[test]
+fn a_method_shown_under_many_parents_is_summarised_once() {
+    for (k, s) in [(20, 200), (300, 200), (300, 3000)] {
+        let dir = ws(&[("X.java", &fan_in(k, s))]);
+        let fs = crate::fs::RealFs::open(dir.path()).unwrap();
+        let index = Index::build(&fs).unwrap();
+        let args = parse(&json!({"method": "X.a", "direction": "callees", "depth": 3})).unwrap();
+        let targets = index.target(&args).unwrap();
+        let before = index.work.get();
+        let (tree, truncated) = index.tree(&targets, false, &args);
+        let work = index.work.get() - before;
+        let nodes = 3 * k; // b_i, p under it, e under that
+        let bound = 2 * index.calls.len() + nodes * MAX_SITES_PER_NODE;
+        assert!(work <= bound as u64, "k={k} s={s}: {work} steps > {bound}");
+        assert!(!truncated);
+        assert_eq!(tree.len(), k);
+        let e = &tree[k - 1]["callees"][0]["callees"][0];
+        assert_eq!(e["method"], "X.e");
+        assert_eq!(e["calls"], s);
+        let shown = e["callSites"].as_array().unwrap();
+        assert_eq!(shown.len(), s.min(MAX_SITES_PER_NODE));
+        assert_eq!(shown[0]["line"], 2 + k + 1 + k + 2);
+        assert_eq!(
+            e.get("callSitesTruncated"),
+            (s > MAX_SITES_PER_NODE).then_some(&json!(true))
+        );
+    }
+}
+
+/// Calls on one line are one `callSites` entry; `calls` counts them.
+#[test]
+fn calls_on_one_line_are_one_site() {
+    let dir = ws(&[(
+        "A.java",
+        "class A {\n  A c() { return this.c().c().c(); }\n  void d() { c(); c();\n c(); }\n}\n",
+    )]);
+    let doc = chain(&dir, json!({"method": "A.c", "direction": "callers"})).unwrap();
+    let callers = doc["callers"].as_array().unwrap();
+    assert_eq!(callers.len(), 2);
+    assert_eq!(callers[0]["method"], "A.c");
+    assert_eq!(
+        callers[0]["callSites"],
+        json!([{"line": 2, "resolution": "name"}, {"line": 2, "resolution": "type"}])
+    );
+    assert_eq!(callers[0]["calls"], 3);
+    assert_eq!(
+        callers[1]["callSites"],
+        json!([{"line": 3, "resolution": "type"}, {"line": 4, "resolution": "type"}])
+    );
+    assert_eq!(callers[1]["calls"], 3);
+}
+
+/// The token count: one pass, every byte read once, comments weighted.
+#[test]
+fn tokens_are_counted_in_one_pass() {
+    let src: &[u8] =
+        b"class A { // note\n  String s = \"a \\\" b\"; /* c */ char c = '\\''; int x = a>>=2; }";
+    let mut steps = 0;
+    assert_eq!(index::java_tokens(src, usize::MAX, &mut steps), 29);
+    assert_eq!(steps, src.len() as u64);
+    // Text blocks, unterminated literals and comments end at the end.
+    for (text, tokens) in [
+        (&b"\"\"\" a \" b \"\"\" x"[..], 2),
+        (b"\"open", 1),
+        (b"/* open", 3),
+        (b"// end", 3),
+        (b"\xc3\xa9t\xc3\xa9 = 1", 3),
+    ] {
+        let mut steps = 0;
+        assert_eq!(
+            index::java_tokens(text, usize::MAX, &mut steps),
+            tokens,
+            "{text:?}"
+        );
+        assert_eq!(steps, text.len() as u64);
+    }
+    // Counting stops one token past the limit.
+    let mut steps = 0;
+    assert_eq!(index::java_tokens(&[b';'; 1000], 10, &mut steps), 11);
+    assert_eq!(steps, 11);
+}
+
+/// A file over MAX_FILE_TOKENS is counted, not parsed: listed as
+/// skipped, the rest indexed; counting it reads each byte once.
+#[test]
+fn a_file_over_the_token_limit_is_skipped() {
+    let big = format!(
+        "class Big {{ void f() {{ {} }} }}",
+        ";".repeat(MAX_FILE_TOKENS)
+    );
+    let dir = ws(&[
+        (
+            "App.java",
+            "class App { void run() { help(); } void help() {} }",
+        ),
+        ("gen/Big.java", &big),
+    ]);
+    let fs = crate::fs::RealFs::open(dir.path()).unwrap();
+    let index = Index::build(&fs).unwrap();
+    assert_eq!(index.files, ["App.java"]);
+    assert_eq!(index.skipped, ["gen/Big.java"]);
+    assert!(index.work.get() < 2 * big.len() as u64);
+    let doc = chain(&dir, json!({"method": "App.help"})).unwrap();
+    assert_eq!(
+        doc["skippedFiles"],
+        json!([{"path": "gen/Big.java", "reason": "too_large", "limit": MAX_FILE_TOKENS}])
+    );
+    assert_eq!(doc["filesParsed"], 1);
+    let err = chain(&dir, json!({"method": "Big.f"})).unwrap_err();
+    assert_eq!(err.kind, "method_not_found");
+    assert!(
+        err.message.contains("gen/Big.java was not parsed"),
+        "{}",
+        err.message
+    );
 }
