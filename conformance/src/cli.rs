@@ -168,6 +168,11 @@ pub struct CheckArgs {
     /// An implementation-private path glob left out of tree comparison; repeatable.
     #[arg(long, value_name = "GLOB")]
     pub ignore_path: Vec<String>,
+    /// The most bytes of files an executor may leave in one case's workspace (and, apart,
+    /// in the rest of its case directory): bytes, or with `K`, `M`, `G` (powers of 1024).
+    /// Past it the case is an error and the runner reads no further.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::cmd_check::parse_size)]
+    pub max_case_bytes: u64,
     /// Session transport: how many times a crashed executor is restarted over the run
     /// (websocket: a started plugin that exited).
     #[arg(long, value_name = "N", default_value_t = 3)]

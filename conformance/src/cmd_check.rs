@@ -54,6 +54,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// Parse a size: `1048576`, `512K`, `256M`, `1G` (powers of 1024), at least 1.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 1u64 << 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 1 << 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    match num.parse::<u64>().ok().and_then(|n| n.checked_mul(scale)) {
+        Some(bytes) if bytes > 0 => Ok(bytes),
+        _ => Err(format!(
+            "invalid size {text:?} (bytes, or with K, M, G: e.g. 268435456, 256M, 1G)"
+        )),
+    }
+}
+
 fn run_setup(cmd: &str) -> Result<(), Error> {
     let status = std::process::Command::new("sh")
         .arg("-c")
@@ -156,10 +173,10 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     }
     // Every case directory, and the executor's TMPDIR and HOME, live under
     // one per-run root that the outside check watches.
-    let root = Arc::new(
-        RunRoot::new()
-            .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))?,
-    );
+    let mut root = RunRoot::new()
+        .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))?;
+    root.set_workspace_limit(args.max_case_bytes);
+    let root = Arc::new(root);
     let executor = launch(&Launch {
         transport: args.transport.unwrap_or(Transport::Oneshot),
         argv: &args.executor,
@@ -285,4 +302,21 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         return Ok(crate::exit::OK);
     }
     Ok(crate::exit::for_summary(&output.summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("512K"), Ok(512 << 10));
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size(" 2g "), Ok(2 << 30));
+        for bad in ["", "0", "M", "-1M", "1.5M", "1T", "99999999999G"] {
+            let err = parse_size(bad).unwrap_err();
+            assert!(err.contains("invalid size"), "{bad}: {err}");
+        }
+    }
 }

@@ -74,3 +74,20 @@ fn a_workspace_replaced_by_a_symlink_is_not_followed() {
     let text = message(&case);
     assert!(text.contains("replaced by a symlink to /"), "{text}");
 }
+
+/// `--max-case-bytes` sets the limit: 3 MiB left is fine under the
+/// default, an error under `--max-case-bytes 1M`, and the message gives it.
+#[test]
+fn the_per_case_limit_is_a_flag() {
+    let corpus = Corpus::new();
+    write_case(&corpus, "t/a-hostile");
+    let executor = script(&corpus.path("executor.sh"), "truncate -s 3M big.bin");
+    let ok = check_json(&corpus.root(), &[], &[&executor], 1);
+    let case = ok.case("t/a-hostile");
+    assert_ne!(case["outcome"], "error", "{case}");
+    let run = check_json(&corpus.root(), &["--max-case-bytes", "1M"], &[&executor], 1);
+    let case = run.case("t/a-hostile");
+    assert_eq!(case["outcome"], "error", "{case}");
+    let text = message(&case);
+    assert!(text.contains("per-case limit of 1048576 bytes"), "{text}");
+}
