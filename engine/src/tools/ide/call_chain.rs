@@ -737,7 +737,8 @@ impl Index {
                 ),
             )
             .with("method", args.method.as_str())
-            .with("reason", "no_such_class"));
+            .with("reason", "no_such_class")
+            .with("skippedFiles", self.skipped.clone()));
         }
         let mut by_type: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, m) in self.methods.iter().enumerate() {
