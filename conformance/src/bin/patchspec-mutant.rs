@@ -11,8 +11,9 @@
 //! docs/mutation-testing.md ("The mutation gate of the corpus") has the
 //! table.
 //!
-//! `patchspec-mutant --list` prints one line per defect: name, the tools it
-//! touches (comma-separated), and what it breaks (tab-separated).
+//! `patchspec-mutant --list` prints one line per defect, tab-separated: its
+//! name, the tools it touches (comma-separated), what it breaks, and, for a
+//! known survivor, why no case can catch it yet (else empty).
 //!
 //! Each defect acts at most at three points: on the params before the call
 //! (`before_call`), on the result document after it (`after_call`), and on
@@ -33,6 +34,8 @@ struct Defect {
     name: &'static str,
     tools: &'static [&'static str],
     what: &'static str,
+    /// Why no case can catch it yet (a known survivor), or `None`.
+    pending: Option<&'static str>,
 }
 
 const AP: &[&str] = &["apply_patch"];
@@ -46,68 +49,71 @@ const CC: &[&str] = &["call_chain"];
 
 /// Every defect, in the order the gate runs them.
 const DEFECTS: &[Defect] = &[
-    Defect { name: "ap-missing-file-as-not-a-file", tools: AP, what: "`not_found` reports reason `not_a_file` instead of `missing_file`" },
-    Defect { name: "ap-not-a-file-as-missing-file", tools: AP, what: "`command_failed` reports reason `missing_file` instead of `not_a_file` (a directory read as absent)" },
-    Defect { name: "ap-missing-parent-as-missing-file", tools: AP, what: "`not_found` reports reason `missing_file` instead of `missing_parent`" },
-    Defect { name: "ap-changed-files-on-refusal", tools: AP, what: "an atomic refusal's `data.changedFiles` claims the envelope's first file was applied" },
-    Defect { name: "ap-changed-files-dropped", tools: AP, what: "the success document has no `data.changedFiles`" },
-    Defect { name: "ap-hunk-line-off-by-one", tools: AP, what: "`details.hunkLine` is one past the hunk's `@@` line" },
-    Defect { name: "ap-stale-hashes-swapped", tools: AP, what: "`stale_file` gives `expectedSha256` and `actualSha256` the other way round" },
-    Defect { name: "ap-refusal-not-atomic", tools: AP, what: "an atomic envelope is applied section by section: the sections before a refusal stay written" },
-    Defect { name: "ap-partial-success", tools: AP, what: "a success that changes several files leaves the last one (by path) as it was" },
-    Defect { name: "ap-final-newline-added", tools: AP, what: "a written file without a final newline gains one" },
-    Defect { name: "ap-crlf-normalised", tools: AP, what: "a written file's CRLF endings become LF" },
-    Defect { name: "ap-bom-dropped", tools: AP, what: "a written file loses its leading UTF-8 BOM" },
-    Defect { name: "ap-atomic-echo-true", tools: AP, what: "`data.atomic` is always `true`" },
-    Defect { name: "ap-section-line-off-by-one", tools: AP, what: "`details.sectionLine` is one past the directive's line" },
-    Defect { name: "ap-match-lines-zero-based", tools: AP, what: "`multiple_matches`' `matchLines` are 0-based" },
-    Defect { name: "ap-overlaps-hunk-off-by-one", tools: AP, what: "`overlapping_edits`' `overlapsHunk` is one too high" },
-    Defect { name: "ap-parse-line-zero-based", tools: AP, what: "`patch_parse_error`'s `details.line` is 0-based" },
-    Defect { name: "ap-move-from-dropped", tools: AP, what: "a move's `changedFiles` entry has no `from`" },
-    Defect { name: "ap-symlink-dropped", tools: AP, what: "`outside_workspace` through a symlink does not name the link (`details.symlink`)" },
-    Defect { name: "wp-error-path-dropped", tools: WP, what: "errors do not carry the documented `path`" },
-    Defect { name: "wp-error-change-id-foreign", tools: WP, what: "an error's `changeId` belongs to no change of the result" },
-    Defect { name: "wp-change-ids-shared", tools: WP, what: "every change of a result gets the same `changeId`" },
-    Defect { name: "wp-new-sha-is-original", tools: WP, what: "`newSha256` is the file's old SHA-256 (`originalSha256`)" },
-    Defect { name: "wp-skipped-file-written", tools: WP, what: "a refused batch still writes the files that were fine (not atomic)" },
-    Defect { name: "wp-mismatch-line-off-by-one", tools: WP, what: "`line_mismatch`'s `line` is one past the differing line" },
-    Defect { name: "wp-line-count-off-by-one", tools: WP, what: "`range_out_of_bounds`' `lineCount` is one too high" },
-    Defect { name: "wp-overlap-as-out-of-order", tools: WP, what: "`changes_overlap` is reported as `changes_out_of_order`" },
-    Defect { name: "wp-final-newline-dropped", tools: WP, what: "a written file loses its final newline" },
-    Defect { name: "wp-crlf-normalised", tools: WP, what: "a written file's CRLF endings become LF" },
-    Defect { name: "wp-file-index-off-by-one", tools: WP, what: "errors' `fileIndex` is 1-based" },
-    Defect { name: "wp-applied-on-refusal", tools: WP, what: "files of a refused batch say `applied: true`" },
-    Defect { name: "cf-hash-of-raw-content", tools: CF, what: "`hash` is the SHA-256 of `content` as given, not of the normalised file" },
-    Defect { name: "cf-crlf-kept", tools: CF, what: "content is written as given: CRLF, lone CR and a BOM are kept (size and hash of what was written)" },
-    Defect { name: "cf-created-on-overwrite", tools: CF, what: "`created` is `true` when an existing file was overwritten" },
-    Defect { name: "cf-path-as-given", tools: CF, what: "`path` echoes the param as given, not folded" },
-    Defect { name: "cf-directory-as-file-exists", tools: CF, what: "a directory at the path is `FileExists`, not `InvalidPath`" },
-    Defect { name: "cf-limit-inclusive", tools: CF, what: "content of exactly the size limit is `TooLarge`" },
-    Defect { name: "rf-sha-of-returned-bytes", tools: RF, what: "`file.sha256` hashes the returned (truncated) content, not the whole file" },
-    Defect { name: "rf-size-of-returned-bytes", tools: RF, what: "`file.sizeBytes` is the returned content's size" },
-    Defect { name: "rf-truncated-at-exact-size", tools: RF, what: "`maxBytes` equal to the file's size sets `isTruncated`" },
-    Defect { name: "rf-active-files-ignored", tools: RF, what: "`session.activeFiles` is not consulted (no `ALREADY_IN_CONTEXT`)" },
-    Defect { name: "rf-not-found-as-invalid-argument", tools: RF, what: "`NOT_FOUND` is reported as `INVALID_ARGUMENT`" },
-    Defect { name: "ide-read-total-lines-counts-final-newline", tools: IR, what: "`read_file`'s `totalLines` counts the empty line after a final newline" },
-    Defect { name: "ide-read-end-line-off-by-one", tools: IR, what: "`read_file`'s `endLine` is one past the window" },
-    Defect { name: "ide-read-bom-kept", tools: IR, what: "`read_file`'s content keeps a leading BOM" },
-    Defect { name: "ide-not-a-file-as-not-found", tools: &["read_file", "apply_change"], what: "a directory at the path is `not_found`, not `not_a_file`" },
-    Defect { name: "grep-truncated-at-limit", tools: GR, what: "`truncated` is true when `totalMatches == limit`" },
-    Defect { name: "grep-line-zero-based", tools: GR, what: "`matches[].line` is 0-based" },
-    Defect { name: "grep-files-with-matches-counts-lines", tools: GR, what: "`filesWithMatches` counts matching lines" },
-    Defect { name: "grep-text-keeps-cr", tools: GR, what: "a match's `text` keeps the `\\r` of a CRLF line" },
-    Defect { name: "grep-context-dropped", tools: GR, what: "matches carry no `before`/`after` context" },
-    Defect { name: "ac-line-off-by-one", tools: AC, what: "`apply_change`'s `line` is one past the match's line" },
-    Defect { name: "ac-sha-of-old-file", tools: AC, what: "`apply_change`'s `sha256` is the file's hash before the change" },
-    Defect { name: "ac-crlf-normalised", tools: AC, what: "a modified file's CRLF endings become LF (`sha256` of what was written)" },
-    Defect { name: "ac-changed-always-true", tools: AC, what: "`changed` is `true` when the replacement equals the match" },
-    Defect { name: "ac-description-dropped", tools: AC, what: "`description` is not echoed" },
-    Defect { name: "cc-end-line-off-by-one", tools: CC, what: "every node's `endLine` is one past the declaration's last line" },
-    Defect { name: "cc-call-site-line-off-by-one", tools: CC, what: "`callSites[].line` is one past the call" },
-    Defect { name: "cc-resolution-always-type", tools: CC, what: "every call site says `resolution: \"type\"`" },
-    Defect { name: "cc-external-callees-dropped", tools: CC, what: "calls that link to no workspace method are left out of `callees`" },
-    Defect { name: "cc-recursive-flag-dropped", tools: CC, what: "a method already on the chain is not marked `recursive`" },
-    Defect { name: "cc-files-parsed-off-by-one", tools: CC, what: "`filesParsed` is one too high" },
+    Defect { name: "ap-missing-file-as-not-a-file", tools: AP, what: "`not_found` reports reason `not_a_file` instead of `missing_file`", pending: None },
+    Defect { name: "ap-not-a-file-as-missing-file", tools: AP, what: "`command_failed` reports reason `missing_file` instead of `not_a_file` (a directory read as absent)", pending: None },
+    Defect { name: "ap-missing-parent-as-missing-file", tools: AP, what: "`not_found` reports reason `missing_file` instead of `missing_parent`", pending: None },
+    Defect { name: "ap-changed-files-on-refusal", tools: AP, what: "an atomic refusal's `data.changedFiles` claims the envelope's first file was applied", pending: None },
+    Defect { name: "ap-changed-files-dropped", tools: AP, what: "the success document has no `data.changedFiles`", pending: None },
+    Defect { name: "ap-hunk-line-off-by-one", tools: AP, what: "`details.hunkLine` is one past the hunk's `@@` line", pending: None },
+    Defect { name: "ap-stale-hashes-swapped", tools: AP, what: "`stale_file` gives `expectedSha256` and `actualSha256` the other way round", pending: None },
+    Defect { name: "ap-refusal-not-atomic", tools: AP, what: "an atomic envelope is applied section by section: the sections before a refusal stay written", pending: None },
+    Defect { name: "ap-partial-success", tools: AP, what: "a success that changes several files leaves the last one (by path) as it was", pending: None },
+    Defect { name: "ap-final-newline-added", tools: AP, what: "a written file without a final newline gains one", pending: None },
+    Defect { name: "ap-crlf-normalised", tools: AP, what: "a written file's CRLF endings become LF", pending: None },
+    Defect { name: "ap-bom-dropped", tools: AP, what: "a written file loses its leading UTF-8 BOM", pending: None },
+    Defect { name: "ap-atomic-echo-true", tools: AP, what: "`data.atomic` is always `true`", pending: None },
+    Defect { name: "ap-section-line-off-by-one", tools: AP, what: "`details.sectionLine` is one past the directive's line", pending: None },
+    Defect { name: "ap-match-lines-zero-based", tools: AP, what: "`multiple_matches`' `matchLines` are 0-based", pending: None },
+    Defect { name: "ap-overlaps-hunk-off-by-one", tools: AP, what: "`overlapping_edits`' `overlapsHunk` is one too high", pending: None },
+    Defect { name: "ap-parse-line-zero-based", tools: AP, what: "`patch_parse_error`'s `details.line` is 0-based", pending: None },
+    Defect { name: "ap-move-from-dropped", tools: AP, what: "a move's `changedFiles` entry has no `from`", pending: None },
+    Defect { name: "ap-symlink-dropped", tools: AP, what: "`outside_workspace` through a symlink does not name the link (`details.symlink`)", pending: None },
+    Defect { name: "wp-error-path-dropped", tools: WP, what: "errors do not carry the documented `path`", pending: None },
+    Defect { name: "wp-error-change-id-foreign", tools: WP, what: "an error's `changeId` belongs to no change of the result", pending: Some("an equality between two values of one result: needs issue 24 item 2 (values tied to each other)") },
+    Defect { name: "wp-change-ids-shared", tools: WP, what: "every change of a result gets the same `changeId`", pending: None },
+    Defect { name: "wp-ids-not-fresh", tools: WP, what: "IDs are derived from their position (`chg-…` of change 0 is the same on every call), not fresh per call", pending: Some("a difference across calls: one case makes one call; needs issue 24 item 2 (\"differs across calls\")") },
+    Defect { name: "wp-new-sha-is-original", tools: WP, what: "`newSha256` is the file's old SHA-256 (`originalSha256`)", pending: None },
+    Defect { name: "wp-skipped-file-written", tools: WP, what: "a refused batch still writes the files that were fine (not atomic)", pending: None },
+    Defect { name: "wp-mismatch-line-off-by-one", tools: WP, what: "`line_mismatch`'s `line` is one past the differing line", pending: None },
+    Defect { name: "wp-line-count-off-by-one", tools: WP, what: "`range_out_of_bounds`' `lineCount` is one too high", pending: None },
+    Defect { name: "wp-overlap-as-out-of-order", tools: WP, what: "`changes_overlap` is reported as `changes_out_of_order`", pending: None },
+    Defect { name: "wp-final-newline-dropped", tools: WP, what: "a written file loses its final newline", pending: None },
+    Defect { name: "wp-crlf-normalised", tools: WP, what: "a written file's CRLF endings become LF", pending: None },
+    Defect { name: "wp-file-index-off-by-one", tools: WP, what: "errors' `fileIndex` is 1-based", pending: None },
+    Defect { name: "wp-applied-on-refusal", tools: WP, what: "files of a refused batch say `applied: true`", pending: None },
+    Defect { name: "cf-hash-of-raw-content", tools: CF, what: "`hash` is the SHA-256 of `content` as given, not of the normalised file", pending: None },
+    Defect { name: "cf-crlf-kept", tools: CF, what: "content is written as given: CRLF, lone CR and a BOM are kept (size and hash of what was written)", pending: None },
+    Defect { name: "cf-created-on-overwrite", tools: CF, what: "`created` is `true` when an existing file was overwritten", pending: None },
+    Defect { name: "cf-path-as-given", tools: CF, what: "`path` echoes the param as given, not folded", pending: None },
+    Defect { name: "cf-directory-as-file-exists", tools: CF, what: "a directory at the path is `FileExists`, not `InvalidPath`", pending: None },
+    Defect { name: "cf-limit-inclusive", tools: CF, what: "content of exactly the size limit is `TooLarge`", pending: None },
+    Defect { name: "rf-sha-of-returned-bytes", tools: RF, what: "`file.sha256` hashes the returned (truncated) content, not the whole file", pending: None },
+    Defect { name: "rf-size-of-returned-bytes", tools: RF, what: "`file.sizeBytes` is the returned content's size", pending: None },
+    Defect { name: "rf-truncated-at-exact-size", tools: RF, what: "`maxBytes` equal to the file's size sets `isTruncated`", pending: None },
+    Defect { name: "rf-path-folded", tools: RF, what: "`file.path` is the folded path (`./a.txt` as `a.txt`), not the path as given", pending: None },
+    Defect { name: "rf-active-files-ignored", tools: RF, what: "`session.activeFiles` is not consulted (no `ALREADY_IN_CONTEXT`)", pending: None },
+    Defect { name: "rf-not-found-as-invalid-argument", tools: RF, what: "`NOT_FOUND` is reported as `INVALID_ARGUMENT`", pending: None },
+    Defect { name: "ide-read-total-lines-counts-final-newline", tools: IR, what: "`read_file`'s `totalLines` counts the empty line after a final newline", pending: None },
+    Defect { name: "ide-read-end-line-off-by-one", tools: IR, what: "`read_file`'s `endLine` is one past the window", pending: None },
+    Defect { name: "ide-read-bom-kept", tools: IR, what: "`read_file`'s content keeps a leading BOM", pending: None },
+    Defect { name: "ide-not-a-file-as-not-found", tools: &["read_file", "apply_change"], what: "a directory at the path is `not_found`, not `not_a_file`", pending: None },
+    Defect { name: "grep-truncated-at-limit", tools: GR, what: "`truncated` is true when `totalMatches == limit`", pending: None },
+    Defect { name: "grep-line-zero-based", tools: GR, what: "`matches[].line` is 0-based", pending: None },
+    Defect { name: "grep-files-with-matches-counts-lines", tools: GR, what: "`filesWithMatches` counts matching lines", pending: None },
+    Defect { name: "grep-text-keeps-cr", tools: GR, what: "a match's `text` keeps the `\\r` of a CRLF line", pending: None },
+    Defect { name: "grep-text-keeps-bom", tools: GR, what: "a match on line 1 of a file with a BOM keeps the BOM in `text`", pending: None },
+    Defect { name: "grep-context-dropped", tools: GR, what: "matches carry no `before`/`after` context", pending: None },
+    Defect { name: "ac-line-off-by-one", tools: AC, what: "`apply_change`'s `line` is one past the match's line", pending: None },
+    Defect { name: "ac-sha-of-old-file", tools: AC, what: "`apply_change`'s `sha256` is the file's hash before the change", pending: None },
+    Defect { name: "ac-crlf-normalised", tools: AC, what: "a modified file's CRLF endings become LF (`sha256` of what was written)", pending: None },
+    Defect { name: "ac-changed-always-true", tools: AC, what: "`changed` is `true` when the replacement equals the match", pending: None },
+    Defect { name: "ac-description-dropped", tools: AC, what: "`description` is not echoed", pending: None },
+    Defect { name: "cc-end-line-off-by-one", tools: CC, what: "every node's `endLine` is one past the declaration's last line", pending: None },
+    Defect { name: "cc-call-site-line-off-by-one", tools: CC, what: "`callSites[].line` is one past the call", pending: None },
+    Defect { name: "cc-resolution-always-type", tools: CC, what: "every call site says `resolution: \"type\"`", pending: None },
+    Defect { name: "cc-external-callees-dropped", tools: CC, what: "calls that link to no workspace method are left out of `callees`", pending: None },
+    Defect { name: "cc-recursive-flag-dropped", tools: CC, what: "a method already on the chain is not marked `recursive`", pending: None },
+    Defect { name: "cc-files-parsed-off-by-one", tools: CC, what: "`filesParsed` is one too high", pending: None },
 ];
 
 /// The workspace's regular files (path → bytes), without the private `.patchspec/`.
@@ -479,6 +485,32 @@ fn after_call(
                 }
             });
         }
+        "wp-ids-not-fresh" => {
+            // The same old ID always maps to the same new one, so an error's
+            // changeId still names its change.
+            let mut renamed: BTreeMap<String, String> = BTreeMap::new();
+            each_object(doc, &mut |map| {
+                for (key, prefix) in [
+                    ("batchId", "batch-"),
+                    ("filePatchId", "fp-"),
+                    ("changeId", "chg-"),
+                ] {
+                    if let Some(id) = map.get(key).and_then(Value::as_str) {
+                        let next = renamed.len();
+                        let new = renamed
+                            .entry(id.to_owned())
+                            .or_insert_with(|| {
+                                format!(
+                                    "{prefix}{}",
+                                    &sha256_hex(format!("{key}{next}").as_bytes())[..32]
+                                )
+                            })
+                            .clone();
+                        map.insert(key.into(), json!(new));
+                    }
+                }
+            });
+        }
         "wp-new-sha-is-original" => {
             if let Some(files) = doc
                 .pointer_mut("/result/files")
@@ -621,6 +653,15 @@ fn after_call(
                 }
             }
         }
+        "rf-path-folded" => {
+            if let Some(path) = doc.pointer("/file/path").and_then(Value::as_str) {
+                let folded: Vec<&str> = path
+                    .split('/')
+                    .filter(|c| !c.is_empty() && *c != ".")
+                    .collect();
+                doc["file"]["path"] = json!(folded.join("/"));
+            }
+        }
         "rf-truncated-at-exact-size" => {
             let max = call.params.get("maxBytes").and_then(Value::as_u64);
             if let Some(file) = doc.get_mut("file").and_then(Value::as_object_mut) {
@@ -701,6 +742,19 @@ fn after_call(
                     if crlf {
                         if let Some(text) = m.get("text").and_then(Value::as_str) {
                             m["text"] = json!(format!("{text}\r"));
+                        }
+                    }
+                }
+            }
+        }
+        "grep-text-keeps-bom" => {
+            if let Some(matches) = doc.get_mut("matches").and_then(Value::as_array_mut) {
+                for m in matches.iter_mut() {
+                    let path = m.get("path").and_then(Value::as_str).unwrap_or("");
+                    let bom = call.before.get(path).is_some_and(|b| b.starts_with(BOM));
+                    if bom && m.get("line") == Some(&json!(1)) {
+                        if let Some(text) = m.get("text").and_then(Value::as_str) {
+                            m["text"] = json!(format!("\u{FEFF}{text}"));
                         }
                     }
                 }
@@ -857,7 +911,13 @@ fn main() {
     };
     if name == "--list" {
         for d in DEFECTS {
-            println!("{}\t{}\t{}", d.name, d.tools.join(","), d.what);
+            println!(
+                "{}\t{}\t{}\t{}",
+                d.name,
+                d.tools.join(","),
+                d.what,
+                d.pending.unwrap_or("")
+            );
         }
         return;
     }
