@@ -22,6 +22,7 @@ is removed from patchspec-mutant, so the list cannot go stale.
     scripts/mutation-gate.py --table         # every case of each run, and the table of
                                              # docs/mutation-testing.md rewritten in place
     scripts/mutation-gate.py --only NAME     # one defect (repeatable)
+    scripts/mutation-gate.py --parallel 1 --check-jobs 1   # one process at a time
 
 Needs `cargo build --release -p patchspec-conformance --features test-bins`
 (the binaries are taken from target/release, or --bin-dir). Python 3 standard
@@ -29,6 +30,7 @@ library only.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -50,9 +52,9 @@ def defects(mutant):
     return rows
 
 
-def run_one(patchspec, mutant, name, tools, full):
-    """Run one defect; returns (exit code, ids of the cases that caught it, seconds)."""
-    argv = [patchspec, "check"]
+def run_one(patchspec, mutant, name, tools, full, jobs):
+    """Run one defect; returns (exit code, ids of the cases that caught it, seconds, the process)."""
+    argv = [patchspec, "check", "-j", str(jobs)]
     for tool in tools:
         argv += ["--tool", tool]
     if full:
@@ -104,6 +106,9 @@ def main():
     parser.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "release"))
     parser.add_argument("--table", action="store_true", help="run every case and rewrite the docs table")
     parser.add_argument("--only", action="append", default=[], metavar="NAME")
+    parser.add_argument("--parallel", type=int, default=2, metavar="N",
+                        help="defects run at once (default 2)")
+    parser.add_argument("--check-jobs", type=int, default=2, metavar="N", help="each check's -j (default 2)")
     args = parser.parse_args()
     patchspec = os.path.join(args.bin_dir, "patchspec")
     mutant = os.path.join(args.bin_dir, "patchspec-mutant")
@@ -120,8 +125,9 @@ def main():
     passed = failed = 0
     known = []
     results = []
-    for name, tools, what, pending in rows:
-        code, caught, seconds, proc = run_one(patchspec, mutant, name, tools, args.table)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        runs = list(pool.map(lambda row: run_one(patchspec, mutant, row[0], row[1], args.table, args.check_jobs), rows))
+    for (name, tools, what, pending), (code, caught, seconds, proc) in zip(rows, runs):
         results.append((name, tools, what, code, caught, pending))
         if pending and code == 0:
             known.append(name)

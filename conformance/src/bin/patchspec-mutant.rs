@@ -67,11 +67,17 @@ const DEFECTS: &[Defect] = &[
     Defect { name: "ap-overlaps-hunk-off-by-one", tools: AP, what: "`overlapping_edits`' `overlapsHunk` is one too high", pending: None },
     Defect { name: "ap-parse-line-zero-based", tools: AP, what: "`patch_parse_error`'s `details.line` is 0-based", pending: None },
     Defect { name: "ap-move-from-dropped", tools: AP, what: "a move's `changedFiles` entry has no `from`", pending: None },
+    Defect { name: "ap-move-path-is-source", tools: AP, what: "a move's `changedFiles` entry gives the source as `path`", pending: None },
     Defect { name: "ap-symlink-dropped", tools: AP, what: "`outside_workspace` through a symlink does not name the link (`details.symlink`)", pending: None },
     Defect { name: "wp-error-path-dropped", tools: WP, what: "errors do not carry the documented `path`", pending: None },
     Defect { name: "wp-error-change-id-foreign", tools: WP, what: "an error's `changeId` belongs to no change of the result", pending: Some("an equality between two values of one result: needs issue 24 item 2 (values tied to each other)") },
     Defect { name: "wp-change-ids-shared", tools: WP, what: "every change of a result gets the same `changeId`", pending: None },
     Defect { name: "wp-ids-not-fresh", tools: WP, what: "IDs are derived from their position (`chg-…` of change 0 is the same on every call), not fresh per call", pending: Some("a difference across calls: one case makes one call; needs issue 24 item 2 (\"differs across calls\")") },
+    Defect { name: "wp-skipped-because-dropped", tools: WP, what: "files that were fine but not written do not say `skippedBecause`", pending: None },
+    Defect { name: "wp-path-is-doc-path", tools: WP, what: "a file's `path` echoes its `docPath`, not the workspace file it resolved to", pending: None },
+    Defect { name: "wp-errors-reversed", tools: WP, what: "`errors` are listed in reverse request order", pending: None },
+    Defect { name: "wp-result-object-on-validation-failure", tools: WP, what: "a validation failure gives `result: {}` instead of `null`", pending: None },
+    Defect { name: "wp-expected-actual-swapped", tools: WP, what: "`sha256_mismatch` and `line_mismatch` give `expected` and `actual` the other way round", pending: None },
     Defect { name: "wp-new-sha-is-original", tools: WP, what: "`newSha256` is the file's old SHA-256 (`originalSha256`)", pending: None },
     Defect { name: "wp-skipped-file-written", tools: WP, what: "a refused batch still writes the files that were fine (not atomic)", pending: None },
     Defect { name: "wp-mismatch-line-off-by-one", tools: WP, what: "`line_mismatch`'s `line` is one past the differing line", pending: None },
@@ -85,34 +91,54 @@ const DEFECTS: &[Defect] = &[
     Defect { name: "cf-crlf-kept", tools: CF, what: "content is written as given: CRLF, lone CR and a BOM are kept (size and hash of what was written)", pending: None },
     Defect { name: "cf-created-on-overwrite", tools: CF, what: "`created` is `true` when an existing file was overwritten", pending: None },
     Defect { name: "cf-path-as-given", tools: CF, what: "`path` echoes the param as given, not folded", pending: None },
+    Defect { name: "cf-overwritten-always-false", tools: CF, what: "`overwritten` is `false` when an existing file was replaced", pending: None },
     Defect { name: "cf-directory-as-file-exists", tools: CF, what: "a directory at the path is `FileExists`, not `InvalidPath`", pending: None },
+    Defect { name: "cf-write-failed-as-unhandled-exception", tools: CF, what: "a failed write is `UnhandledException`, not `WriteFailed`", pending: None },
     Defect { name: "cf-limit-inclusive", tools: CF, what: "content of exactly the size limit is `TooLarge`", pending: None },
     Defect { name: "rf-sha-of-returned-bytes", tools: RF, what: "`file.sha256` hashes the returned (truncated) content, not the whole file", pending: None },
     Defect { name: "rf-size-of-returned-bytes", tools: RF, what: "`file.sizeBytes` is the returned content's size", pending: None },
+    Defect { name: "rf-encoding-dropped", tools: RF, what: "`file.encoding` is left out when bytes were replaced by U+FFFD", pending: None },
+    Defect { name: "rf-content-crlf-normalised", tools: RF, what: "`file.content` has its CRLF endings turned into LF", pending: None },
     Defect { name: "rf-truncated-at-exact-size", tools: RF, what: "`maxBytes` equal to the file's size sets `isTruncated`", pending: None },
     Defect { name: "rf-path-folded", tools: RF, what: "`file.path` is the folded path (`./a.txt` as `a.txt`), not the path as given", pending: None },
     Defect { name: "rf-active-files-ignored", tools: RF, what: "`session.activeFiles` is not consulted (no `ALREADY_IN_CONTEXT`)", pending: None },
     Defect { name: "rf-not-found-as-invalid-argument", tools: RF, what: "`NOT_FOUND` is reported as `INVALID_ARGUMENT`", pending: None },
     Defect { name: "ide-read-total-lines-counts-final-newline", tools: IR, what: "`read_file`'s `totalLines` counts the empty line after a final newline", pending: None },
     Defect { name: "ide-read-end-line-off-by-one", tools: IR, what: "`read_file`'s `endLine` is one past the window", pending: None },
+    Defect { name: "ide-read-encoding-dropped", tools: IR, what: "`read_file` leaves out `encoding` when bytes were replaced by U+FFFD", pending: None },
+    Defect { name: "ide-read-path-as-given", tools: IR, what: "`read_file`'s `path` echoes `relativePath` unfolded", pending: None },
     Defect { name: "ide-read-bom-kept", tools: IR, what: "`read_file`'s content keeps a leading BOM", pending: None },
+    Defect { name: "ide-read-range-error-total-lines-off-by-one", tools: IR, what: "`line_out_of_range`'s `totalLines` is one too high", pending: None },
     Defect { name: "ide-not-a-file-as-not-found", tools: &["read_file", "apply_change"], what: "a directory at the path is `not_found`, not `not_a_file`", pending: None },
     Defect { name: "grep-truncated-at-limit", tools: GR, what: "`truncated` is true when `totalMatches == limit`", pending: None },
     Defect { name: "grep-line-zero-based", tools: GR, what: "`matches[].line` is 0-based", pending: None },
     Defect { name: "grep-files-with-matches-counts-lines", tools: GR, what: "`filesWithMatches` counts matching lines", pending: None },
     Defect { name: "grep-text-keeps-cr", tools: GR, what: "a match's `text` keeps the `\\r` of a CRLF line", pending: None },
     Defect { name: "grep-text-keeps-bom", tools: GR, what: "a match on line 1 of a file with a BOM keeps the BOM in `text`", pending: None },
+    Defect { name: "grep-relative-path-as-given", tools: GR, what: "`relativePath` echoes the param unfolded (`\"\"` and `.` not null)", pending: None },
+    Defect { name: "grep-case-sensitive-echo-true", tools: GR, what: "`caseSensitive` is echoed as `true` whatever was asked", pending: None },
+    Defect { name: "grep-invalid-regex-error-dropped", tools: GR, what: "`invalid_regex` does not carry the parser's message (`details.error`)", pending: None },
     Defect { name: "grep-context-dropped", tools: GR, what: "matches carry no `before`/`after` context", pending: None },
     Defect { name: "ac-line-off-by-one", tools: AC, what: "`apply_change`'s `line` is one past the match's line", pending: None },
     Defect { name: "ac-sha-of-old-file", tools: AC, what: "`apply_change`'s `sha256` is the file's hash before the change", pending: None },
     Defect { name: "ac-crlf-normalised", tools: AC, what: "a modified file's CRLF endings become LF (`sha256` of what was written)", pending: None },
     Defect { name: "ac-changed-always-true", tools: AC, what: "`changed` is `true` when the replacement equals the match", pending: None },
+    Defect { name: "ac-rolled-back-false", tools: AC, what: "a commit failure that was rolled back says `rolledBack: false`", pending: None },
+    Defect { name: "ac-operation-always-modify", tools: AC, what: "`operation` is `modify` for a create too", pending: None },
+    Defect { name: "ac-candidate-lines-dropped", tools: AC, what: "`no_match` has no `candidateLines`", pending: None },
+    Defect { name: "ac-match-lines-zero-based", tools: AC, what: "`multiple_matches`' `lines` are 0-based", pending: None },
     Defect { name: "ac-description-dropped", tools: AC, what: "`description` is not echoed", pending: None },
     Defect { name: "cc-end-line-off-by-one", tools: CC, what: "every node's `endLine` is one past the declaration's last line", pending: None },
     Defect { name: "cc-call-site-line-off-by-one", tools: CC, what: "`callSites[].line` is one past the call", pending: None },
     Defect { name: "cc-resolution-always-type", tools: CC, what: "every call site says `resolution: \"type\"`", pending: None },
     Defect { name: "cc-external-callees-dropped", tools: CC, what: "calls that link to no workspace method are left out of `callees`", pending: None },
     Defect { name: "cc-recursive-flag-dropped", tools: CC, what: "a method already on the chain is not marked `recursive`", pending: None },
+    Defect { name: "cc-truncated-never-set", tools: CC, what: "the document's `truncated` is `false` even when a tree was cut at 1,000 nodes", pending: None },
+    Defect { name: "cc-signature-without-names", tools: CC, what: "`signature` lists parameter types only (`log(String, Object...)`)", pending: None },
+    Defect { name: "cc-external-flag-dropped", tools: CC, what: "resolved callees have no `external: false`", pending: None },
+    Defect { name: "cc-callers-reversed", tools: CC, what: "callers are listed in reverse order", pending: None },
+    Defect { name: "cc-available-dropped", tools: CC, what: "`method_not_found` does not list the class's methods (`available`)", pending: None },
+    Defect { name: "cc-candidates-dropped", tools: CC, what: "`ambiguous_method` does not list its `candidates`", pending: None },
     Defect { name: "cc-files-parsed-off-by-one", tools: CC, what: "`filesParsed` is one too high", pending: None },
 ];
 
@@ -459,6 +485,18 @@ fn after_call(
                 }
             }
         }
+        "ap-move-path-is-source" => {
+            if let Some(files) = doc
+                .pointer_mut("/data/changedFiles")
+                .and_then(Value::as_array_mut)
+            {
+                for entry in files.iter_mut().filter_map(Value::as_object_mut) {
+                    if let Some(from) = entry.get("from").cloned() {
+                        entry.insert("path".into(), from);
+                    }
+                }
+            }
+        }
         "ap-symlink-dropped" => {
             if let Some(d) = details(doc) {
                 d.remove("symlink");
@@ -511,6 +549,46 @@ fn after_call(
                 }
             });
         }
+        "wp-skipped-because-dropped" => {
+            if let Some(files) = doc
+                .pointer_mut("/result/files")
+                .and_then(Value::as_array_mut)
+            {
+                for file in files.iter_mut().filter_map(Value::as_object_mut) {
+                    file.remove("skippedBecause");
+                }
+            }
+        }
+        "wp-path-is-doc-path" => {
+            if let Some(files) = doc
+                .pointer_mut("/result/files")
+                .and_then(Value::as_array_mut)
+            {
+                for file in files.iter_mut().filter_map(Value::as_object_mut) {
+                    if let (Some(_), Some(doc_path)) =
+                        (file.get("path"), file.get("docPath").cloned())
+                    {
+                        file.insert("path".into(), doc_path);
+                    }
+                }
+            }
+        }
+        "wp-errors-reversed" => {
+            if let Some(errors) = doc.get_mut("errors").and_then(Value::as_array_mut) {
+                errors.reverse();
+            }
+        }
+        "wp-result-object-on-validation-failure" => {
+            if doc.get("result") == Some(&Value::Null) && !*success {
+                doc["result"] = json!({});
+            }
+        }
+        "wp-expected-actual-swapped" => each_error(doc, &mut |e| {
+            if let (Some(expected), Some(actual)) = (e.remove("expected"), e.remove("actual")) {
+                e.insert("expected".into(), actual);
+                e.insert("actual".into(), expected);
+            }
+        }),
         "wp-new-sha-is-original" => {
             if let Some(files) = doc
                 .pointer_mut("/result/files")
@@ -623,6 +701,11 @@ fn after_call(
                 }
             }
         }
+        "cf-overwritten-always-false" => {
+            if doc.get("overwritten") == Some(&json!(true)) {
+                doc["overwritten"] = json!(false);
+            }
+        }
         "cf-directory-as-file-exists" => {
             let is_dir = call
                 .params
@@ -634,6 +717,11 @@ fn after_call(
                 });
             if is_dir && doc.get("errorCode") == Some(&json!("InvalidPath")) {
                 doc["errorCode"] = json!("FileExists");
+            }
+        }
+        "cf-write-failed-as-unhandled-exception" => {
+            if doc.get("errorCode") == Some(&json!("WriteFailed")) {
+                doc["errorCode"] = json!("UnhandledException");
             }
         }
         // ---- workspace.read_file
@@ -660,6 +748,17 @@ fn after_call(
                     .filter(|c| !c.is_empty() && *c != ".")
                     .collect();
                 doc["file"]["path"] = json!(folded.join("/"));
+            }
+        }
+        "rf-encoding-dropped" => {
+            if let Some(file) = doc.get_mut("file").and_then(Value::as_object_mut) {
+                file.remove("encoding");
+            }
+        }
+        "rf-content-crlf-normalised" => {
+            if let Some(content) = doc.pointer("/file/content").and_then(Value::as_str) {
+                let lf = content.replace("\r\n", "\n");
+                doc["file"]["content"] = json!(lf);
             }
         }
         "rf-truncated-at-exact-size" => {
@@ -693,6 +792,16 @@ fn after_call(
                 shift_member(doc, "endLine", 1);
             }
         }
+        "ide-read-encoding-dropped" => {
+            if let Some(map) = doc.as_object_mut() {
+                map.remove("encoding");
+            }
+        }
+        "ide-read-path-as-given" => {
+            if let (true, Some(given)) = (*success, call.params.get("relativePath").cloned()) {
+                doc["path"] = given;
+            }
+        }
         "ide-read-bom-kept" => {
             let starts_bom = doc
                 .get("path")
@@ -702,6 +811,15 @@ fn after_call(
             if *success && starts_bom && doc.get("startLine") == Some(&json!(1)) {
                 if let Some(content) = doc.get("content").and_then(Value::as_str) {
                     doc["content"] = json!(format!("\u{FEFF}{content}"));
+                }
+            }
+        }
+        "ide-read-range-error-total-lines-off-by-one" => {
+            if error_kind(doc) == Some("line_out_of_range") {
+                if let Some(d) = details(doc) {
+                    if let Some(n) = d.get("totalLines").and_then(Value::as_i64) {
+                        d.insert("totalLines".into(), json!(n + 1));
+                    }
                 }
             }
         }
@@ -760,6 +878,25 @@ fn after_call(
                 }
             }
         }
+        "grep-relative-path-as-given" => {
+            if *success {
+                if let Some(given) = call.params.get("relativePath").cloned() {
+                    doc["relativePath"] = given;
+                }
+            }
+        }
+        "grep-case-sensitive-echo-true" => {
+            if doc.get("caseSensitive").is_some() {
+                doc["caseSensitive"] = json!(true);
+            }
+        }
+        "grep-invalid-regex-error-dropped" => {
+            if error_kind(doc) == Some("invalid_regex") {
+                if let Some(d) = details(doc) {
+                    d.remove("error");
+                }
+            }
+        }
         "grep-context-dropped" => {
             if let Some(matches) = doc.get_mut("matches").and_then(Value::as_array_mut) {
                 for m in matches.iter_mut().filter_map(Value::as_object_mut) {
@@ -802,6 +939,41 @@ fn after_call(
                 doc["changed"] = json!(true);
             }
         }
+        "ac-rolled-back-false" => {
+            if error_kind(doc) == Some("io_error") {
+                if let Some(d) = details(doc) {
+                    if d.get("rolledBack") == Some(&json!(true)) {
+                        d.insert("rolledBack".into(), json!(false));
+                    }
+                }
+            }
+        }
+        "ac-operation-always-modify" => {
+            if doc.get("operation") == Some(&json!("create")) {
+                doc["operation"] = json!("modify");
+            }
+        }
+        "ac-candidate-lines-dropped" => {
+            if error_kind(doc) == Some("no_match") {
+                if let Some(d) = details(doc) {
+                    d.remove("candidateLines");
+                }
+            }
+        }
+        "ac-match-lines-zero-based" => {
+            if error_kind(doc) == Some("multiple_matches") {
+                if let Some(lines) = details(doc)
+                    .and_then(|d| d.get_mut("lines"))
+                    .and_then(Value::as_array_mut)
+                {
+                    for line in lines {
+                        if let Some(n) = line.as_i64() {
+                            *line = json!(n - 1);
+                        }
+                    }
+                }
+            }
+        }
         "ac-description-dropped" => {
             if let Some(map) = doc.as_object_mut() {
                 if *success {
@@ -829,6 +1001,45 @@ fn after_call(
         "cc-recursive-flag-dropped" => each_object(doc, &mut |map| {
             map.remove("recursive");
         }),
+        "cc-truncated-never-set" => {
+            if let Some(map) = doc.as_object_mut() {
+                if map.contains_key("truncated") {
+                    map.insert("truncated".into(), json!(false));
+                }
+            }
+        }
+        "cc-signature-without-names" => each_object(doc, &mut |map| {
+            if let Some(sig) = map.get("signature").and_then(Value::as_str) {
+                if let (Some(open), Some(close)) = (sig.find('('), sig.rfind(')')) {
+                    let types: Vec<&str> = sig[open + 1..close]
+                        .split(',')
+                        .map(|p| p.trim().rsplit_once(' ').map_or(p.trim(), |(t, _)| t))
+                        .collect();
+                    let stripped = format!("{}({})", &sig[..open], types.join(", "));
+                    map.insert("signature".into(), json!(stripped));
+                }
+            }
+        }),
+        "cc-external-flag-dropped" => each_object(doc, &mut |map| {
+            if map.get("external") == Some(&json!(false)) {
+                map.remove("external");
+            }
+        }),
+        "cc-callers-reversed" => each_object(doc, &mut |map| {
+            if let Some(callers) = map.get_mut("callers").and_then(Value::as_array_mut) {
+                callers.reverse();
+            }
+        }),
+        "cc-available-dropped" => {
+            if let Some(d) = details(doc) {
+                d.remove("available");
+            }
+        }
+        "cc-candidates-dropped" => {
+            if let Some(d) = details(doc) {
+                d.remove("candidates");
+            }
+        }
         "cc-files-parsed-off-by-one" => {
             if *success {
                 shift_member(doc, "filesParsed", 1);
