@@ -6,7 +6,9 @@
 //! entry in `CHANGELOG.md`, every `spec` reference names one of the spec
 //! documents (or `clarifications`) and, when `docs/spec-clauses.md` exists
 //! next to the corpus, an anchor listed there (`- \`doc#anchor\`:
-//! description`, read by [`crate::coverage::listed_clauses`]).
+//! description`, read by [`crate::coverage::listed_clauses`]), and no
+//! summary claims more than its case checks ([`summary_claims`]: a file the
+//! case does not have, a SHA-256 the expectation checks only by format).
 //! [`against_reference`] then runs every case against the reference engine
 //! (in-process). The command maps structural problems to exit 2 and cases
 //! failing against the reference to exit 1. That the schema file and the
@@ -112,9 +114,114 @@ pub fn structure(corpus: &Corpus) -> Structure {
             }
         }
     }
+    for c in &corpus.cases {
+        problems.extend(summary_claims(c));
+    }
     Structure {
         problems,
         anchors_checked: clauses.is_some(),
+    }
+}
+
+/// A summary that claims more than its case checks: it names a file path
+/// (`src/a/Z.java`: segments joined by `/`, the last with an extension) that
+/// appears nowhere in the case's `given`, `call` or `expect`, or it speaks of
+/// a SHA-256 (`SHA-256`, `hash`, `digest`) while every hash member of the
+/// expectation (a key containing `sha` or `hash`) is checked only by its
+/// format (`$regex`, `$type`, `$any`, `$nonEmpty`, `$all` of those). A reader
+/// trusts the summary; an implementation that breaks what it claims must
+/// fail the case. Heuristic on purpose: it flags the two shapes of the
+/// overclaims found in the corpus (issue 24), not every possible one.
+pub fn summary_claims(case: &Case) -> Vec<Problem> {
+    use std::sync::OnceLock;
+    static PATH: OnceLock<regex::Regex> = OnceLock::new();
+    static HASH: OnceLock<regex::Regex> = OnceLock::new();
+    let path = PATH.get_or_init(|| {
+        regex::Regex::new(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+").expect("a valid regex")
+    });
+    let hash = HASH.get_or_init(|| {
+        regex::Regex::new(r"(?i)sha-?256|\bhash\b|\bdigest\b").expect("a valid regex")
+    });
+    let file = PathBuf::from(format!("{}.json", case.id));
+    let mut problems = Vec::new();
+    let body = serde_json::json!([case.given, case.call, case.expect]).to_string();
+    for token in path.find_iter(&case.summary).map(|m| m.as_str()) {
+        let last = token.rsplit('/').next().unwrap_or(token);
+        let has_extension = last.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphabetic())
+        });
+        if has_extension && !body.contains(token) {
+            problems.push(Problem {
+                file: file.clone(),
+                at: "$.summary".into(),
+                message: format!(
+                    "the summary names {token:?}, which the case's given, call and expect do not have"
+                ),
+            });
+        }
+    }
+    if hash.is_match(&case.summary) {
+        let mut format_only = Vec::new();
+        let mut exact = false;
+        hash_members(&case.expect.result, "$", &mut format_only, &mut exact);
+        if !exact && !format_only.is_empty() {
+            problems.push(Problem {
+                file,
+                at: "$.summary".into(),
+                message: format!(
+                    "the summary speaks of a SHA-256, but the expectation checks it only by its format ({}): pin the value, or do not claim it",
+                    format_only.join(", ")
+                ),
+            });
+        }
+    }
+    problems
+}
+
+/// The hash members of a pattern: `format_only` gets the JSON path of each one
+/// checked only by its format; `exact` is set when one is pinned by a value.
+fn hash_members(
+    pattern: &serde_json::Value,
+    at: &str,
+    format_only: &mut Vec<String>,
+    exact: &mut bool,
+) {
+    use serde_json::Value;
+    fn is_format_matcher(v: &Value) -> bool {
+        match v.as_object() {
+            Some(m) if m.len() == 1 => match m.iter().next() {
+                Some((k, _)) if matches!(k.as_str(), "$regex" | "$type" | "$any" | "$nonEmpty") => {
+                    true
+                }
+                Some((k, Value::Array(all))) if k == "$all" => all.iter().all(is_format_matcher),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    match pattern {
+        Value::Object(map) => {
+            for (key, value) in map {
+                let lower = key.to_ascii_lowercase();
+                let path = format!("{at}.{key}");
+                if !key.starts_with('$') && (lower.contains("sha") || lower.contains("hash")) {
+                    if is_format_matcher(value) {
+                        format_only.push(path.clone());
+                    } else if value.is_string() || value.is_null() {
+                        *exact = true;
+                    }
+                }
+                hash_members(value, &path, format_only, exact);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                hash_members(item, &format!("{at}[{i}]"), format_only, exact);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -186,4 +293,60 @@ pub fn against_reference(corpus: &Corpus) -> Result<ReferenceRun, Error> {
         failures: failures.0,
         summary: output.summary,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(summary: &str, given_file: &str, result: serde_json::Value) -> Case {
+        serde_json::from_value(serde_json::json!({
+            "id": "grep_file/scope/x", "summary": summary, "spec": ["clarifications#C-ide-walk"],
+            "tool": "grep_file", "given": {"files": {given_file: "x\n"}}, "call": {"pattern": "x"},
+            "expect": {"result": result, "files": "unchanged"}
+        }))
+        .expect("a valid case")
+    }
+
+    #[test]
+    fn a_summary_naming_a_file_the_case_lacks_is_flagged() {
+        let c = case(
+            "src/a/Z.java comes before src/a.txt",
+            "a/z.txt",
+            serde_json::json!({"success": true}),
+        );
+        let problems = summary_claims(&c);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].message.contains("\"src/a/Z.java\""),
+            "{}",
+            problems[0].message
+        );
+        assert_eq!(problems[0].at, "$.summary");
+    }
+
+    #[test]
+    fn files_the_case_has_and_words_with_slashes_pass() {
+        let c = case(
+            "a/z.txt before a.txt; tab/space and .patchspec/trash/... are words",
+            "a/z.txt",
+            serde_json::json!({"success": true}),
+        );
+        assert!(summary_claims(&c).is_empty());
+    }
+
+    #[test]
+    fn a_sha_claim_checked_only_by_format_is_flagged_and_an_exact_one_passes() {
+        let format = serde_json::json!({"success": true, "sha256": {"$all": [{"$regex": "^[0-9a-f]{64}$"}, {"$type": "string"}]}});
+        let problems = summary_claims(&case("gives the new SHA-256", "a.txt", format.clone()));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].message.contains("$.sha256"),
+            "{}",
+            problems[0].message
+        );
+        assert!(summary_claims(&case("replaces the line", "a.txt", format)).is_empty());
+        let exact = serde_json::json!({"success": true, "file": {"sha256": "ab"}});
+        assert!(summary_claims(&case("gives the new SHA-256", "a.txt", exact)).is_empty());
+    }
 }

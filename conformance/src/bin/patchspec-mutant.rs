@@ -1,0 +1,1162 @@
+//! Single-defect executors for the corpus's mutation gate (not shipped).
+//!
+//! `patchspec-mutant DEFECT` is the reference executor (`patchspec exec`,
+//! oneshot: the same [`answer`] and [`hello`] code, in this process) with
+//! exactly one deliberate, realistic defect: a neighbouring error kind, an
+//! off-by-one line, a dropped documented member, a wrong value, a final
+//! newline flipped, a partial write reported as success, a write left on a
+//! refusal… An executor with a defect must fail `patchspec check`: a defect
+//! no case notices shows a behaviour the corpus does not pin.
+//! `scripts/mutation-gate.py` runs every defect and fails on a survivor;
+//! docs/mutation-testing.md ("The mutation gate of the corpus") has the
+//! table.
+//!
+//! `patchspec-mutant --list` prints one line per defect, tab-separated: its
+//! name, the tools it touches (comma-separated), what it breaks, and, for a
+//! known survivor, why no case can catch it yet (else empty).
+//!
+//! Each defect acts at most at three points: on the params before the call
+//! (`before_call`), on the result document after it (`after_call`), and on
+//! the workspace's files, against a snapshot taken before the call. It
+//! answers every call of the other tools exactly as the reference does.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use patchspec_conformance::protocol::ToolCallMsg;
+use patchspec_conformance::transport::inprocess::{answer, hello};
+use patchspec_engine::hash::sha256_hex;
+use serde_json::{json, Map, Value};
+
+/// One defect: its name, the tools whose answers it changes, what it breaks.
+struct Defect {
+    name: &'static str,
+    tools: &'static [&'static str],
+    what: &'static str,
+    /// Why no case can catch it yet (a known survivor), or `None`.
+    pending: Option<&'static str>,
+}
+
+const AP: &[&str] = &["apply_patch"];
+const WP: &[&str] = &["workspace_write_patch"];
+const CF: &[&str] = &["workspace_create_file"];
+const RF: &[&str] = &["workspace.read_file"];
+const IR: &[&str] = &["read_file"];
+const GR: &[&str] = &["grep_file"];
+const AC: &[&str] = &["apply_change"];
+const CC: &[&str] = &["call_chain"];
+
+/// Every defect, in the order the gate runs them.
+const DEFECTS: &[Defect] = &[
+    Defect { name: "ap-missing-file-as-not-a-file", tools: AP, what: "`not_found` reports reason `not_a_file` instead of `missing_file`", pending: None },
+    Defect { name: "ap-not-a-file-as-missing-file", tools: AP, what: "`command_failed` reports reason `missing_file` instead of `not_a_file` (a directory read as absent)", pending: None },
+    Defect { name: "ap-missing-parent-as-missing-file", tools: AP, what: "`not_found` reports reason `missing_file` instead of `missing_parent`", pending: None },
+    Defect { name: "ap-changed-files-on-refusal", tools: AP, what: "an atomic refusal's `data.changedFiles` claims the envelope's first file was applied", pending: None },
+    Defect { name: "ap-changed-files-dropped", tools: AP, what: "the success document has no `data.changedFiles`", pending: None },
+    Defect { name: "ap-hunk-line-off-by-one", tools: AP, what: "`details.hunkLine` is one past the hunk's `@@` line", pending: None },
+    Defect { name: "ap-stale-hashes-swapped", tools: AP, what: "`stale_file` gives `expectedSha256` and `actualSha256` the other way round", pending: None },
+    Defect { name: "ap-refusal-not-atomic", tools: AP, what: "an atomic envelope is applied section by section: the sections before a refusal stay written", pending: None },
+    Defect { name: "ap-partial-success", tools: AP, what: "a success that changes several files leaves the last one (by path) as it was", pending: None },
+    Defect { name: "ap-final-newline-added", tools: AP, what: "a written file without a final newline gains one", pending: None },
+    Defect { name: "ap-crlf-normalised", tools: AP, what: "a written file's CRLF endings become LF", pending: None },
+    Defect { name: "ap-bom-dropped", tools: AP, what: "a written file loses its leading UTF-8 BOM", pending: None },
+    Defect { name: "ap-atomic-echo-true", tools: AP, what: "`data.atomic` is always `true`", pending: None },
+    Defect { name: "ap-section-line-off-by-one", tools: AP, what: "`details.sectionLine` is one past the directive's line", pending: None },
+    Defect { name: "ap-match-lines-zero-based", tools: AP, what: "`multiple_matches`' `matchLines` are 0-based", pending: None },
+    Defect { name: "ap-overlaps-hunk-off-by-one", tools: AP, what: "`overlapping_edits`' `overlapsHunk` is one too high", pending: None },
+    Defect { name: "ap-parse-line-zero-based", tools: AP, what: "`patch_parse_error`'s `details.line` is 0-based", pending: None },
+    Defect { name: "ap-move-from-dropped", tools: AP, what: "a move's `changedFiles` entry has no `from`", pending: None },
+    Defect { name: "ap-move-path-is-source", tools: AP, what: "a move's `changedFiles` entry gives the source as `path`", pending: None },
+    Defect { name: "ap-symlink-dropped", tools: AP, what: "`outside_workspace` through a symlink does not name the link (`details.symlink`)", pending: None },
+    Defect { name: "wp-error-path-dropped", tools: WP, what: "errors do not carry the documented `path`", pending: None },
+    Defect { name: "wp-error-change-id-foreign", tools: WP, what: "an error's `changeId` belongs to no change of the result", pending: Some("an equality between two values of one result: needs issue 24 item 2 (values tied to each other)") },
+    Defect { name: "wp-change-ids-shared", tools: WP, what: "every change of a result gets the same `changeId`", pending: None },
+    Defect { name: "wp-ids-not-fresh", tools: WP, what: "IDs are derived from their position (`chg-…` of change 0 is the same on every call), not fresh per call", pending: Some("a difference across calls: one case makes one call; needs issue 24 item 2 (\"differs across calls\")") },
+    Defect { name: "wp-skipped-because-dropped", tools: WP, what: "files that were fine but not written do not say `skippedBecause`", pending: None },
+    Defect { name: "wp-path-is-doc-path", tools: WP, what: "a file's `path` echoes its `docPath`, not the workspace file it resolved to", pending: None },
+    Defect { name: "wp-errors-reversed", tools: WP, what: "`errors` are listed in reverse request order", pending: None },
+    Defect { name: "wp-result-object-on-validation-failure", tools: WP, what: "a validation failure gives `result: {}` instead of `null`", pending: None },
+    Defect { name: "wp-expected-actual-swapped", tools: WP, what: "`sha256_mismatch` and `line_mismatch` give `expected` and `actual` the other way round", pending: None },
+    Defect { name: "wp-new-sha-is-original", tools: WP, what: "`newSha256` is the file's old SHA-256 (`originalSha256`)", pending: None },
+    Defect { name: "wp-skipped-file-written", tools: WP, what: "a refused batch still writes the files that were fine (not atomic)", pending: None },
+    Defect { name: "wp-mismatch-line-off-by-one", tools: WP, what: "`line_mismatch`'s `line` is one past the differing line", pending: None },
+    Defect { name: "wp-line-count-off-by-one", tools: WP, what: "`range_out_of_bounds`' `lineCount` is one too high", pending: None },
+    Defect { name: "wp-overlap-as-out-of-order", tools: WP, what: "`changes_overlap` is reported as `changes_out_of_order`", pending: None },
+    Defect { name: "wp-final-newline-dropped", tools: WP, what: "a written file loses its final newline", pending: None },
+    Defect { name: "wp-crlf-normalised", tools: WP, what: "a written file's CRLF endings become LF", pending: None },
+    Defect { name: "wp-file-index-off-by-one", tools: WP, what: "errors' `fileIndex` is 1-based", pending: None },
+    Defect { name: "wp-applied-on-refusal", tools: WP, what: "files of a refused batch say `applied: true`", pending: None },
+    Defect { name: "cf-hash-of-raw-content", tools: CF, what: "`hash` is the SHA-256 of `content` as given, not of the normalised file", pending: None },
+    Defect { name: "cf-crlf-kept", tools: CF, what: "content is written as given: CRLF, lone CR and a BOM are kept (size and hash of what was written)", pending: None },
+    Defect { name: "cf-created-on-overwrite", tools: CF, what: "`created` is `true` when an existing file was overwritten", pending: None },
+    Defect { name: "cf-path-as-given", tools: CF, what: "`path` echoes the param as given, not folded", pending: None },
+    Defect { name: "cf-overwritten-always-false", tools: CF, what: "`overwritten` is `false` when an existing file was replaced", pending: None },
+    Defect { name: "cf-directory-as-file-exists", tools: CF, what: "a directory at the path is `FileExists`, not `InvalidPath`", pending: None },
+    Defect { name: "cf-write-failed-as-unhandled-exception", tools: CF, what: "a failed write is `UnhandledException`, not `WriteFailed`", pending: None },
+    Defect { name: "cf-limit-inclusive", tools: CF, what: "content of exactly the size limit is `TooLarge`", pending: None },
+    Defect { name: "rf-sha-of-returned-bytes", tools: RF, what: "`file.sha256` hashes the returned (truncated) content, not the whole file", pending: None },
+    Defect { name: "rf-size-of-returned-bytes", tools: RF, what: "`file.sizeBytes` is the returned content's size", pending: None },
+    Defect { name: "rf-encoding-dropped", tools: RF, what: "`file.encoding` is left out when bytes were replaced by U+FFFD", pending: None },
+    Defect { name: "rf-content-crlf-normalised", tools: RF, what: "`file.content` has its CRLF endings turned into LF", pending: None },
+    Defect { name: "rf-truncated-at-exact-size", tools: RF, what: "`maxBytes` equal to the file's size sets `isTruncated`", pending: None },
+    Defect { name: "rf-path-folded", tools: RF, what: "`file.path` is the folded path (`./a.txt` as `a.txt`), not the path as given", pending: None },
+    Defect { name: "rf-active-files-ignored", tools: RF, what: "`session.activeFiles` is not consulted (no `ALREADY_IN_CONTEXT`)", pending: None },
+    Defect { name: "rf-not-found-as-invalid-argument", tools: RF, what: "`NOT_FOUND` is reported as `INVALID_ARGUMENT`", pending: None },
+    Defect { name: "ide-read-total-lines-counts-final-newline", tools: IR, what: "`read_file`'s `totalLines` counts the empty line after a final newline", pending: None },
+    Defect { name: "ide-read-end-line-off-by-one", tools: IR, what: "`read_file`'s `endLine` is one past the window", pending: None },
+    Defect { name: "ide-read-encoding-dropped", tools: IR, what: "`read_file` leaves out `encoding` when bytes were replaced by U+FFFD", pending: None },
+    Defect { name: "ide-read-path-as-given", tools: IR, what: "`read_file`'s `path` echoes `relativePath` unfolded", pending: None },
+    Defect { name: "ide-read-bom-kept", tools: IR, what: "`read_file`'s content keeps a leading BOM", pending: None },
+    Defect { name: "ide-read-range-error-total-lines-off-by-one", tools: IR, what: "`line_out_of_range`'s `totalLines` is one too high", pending: None },
+    Defect { name: "ide-not-a-file-as-not-found", tools: &["read_file", "apply_change"], what: "a directory at the path is `not_found`, not `not_a_file`", pending: None },
+    Defect { name: "grep-truncated-at-limit", tools: GR, what: "`truncated` is true when `totalMatches == limit`", pending: None },
+    Defect { name: "grep-line-zero-based", tools: GR, what: "`matches[].line` is 0-based", pending: None },
+    Defect { name: "grep-files-with-matches-counts-lines", tools: GR, what: "`filesWithMatches` counts matching lines", pending: None },
+    Defect { name: "grep-text-keeps-cr", tools: GR, what: "a match's `text` keeps the `\\r` of a CRLF line", pending: None },
+    Defect { name: "grep-text-keeps-bom", tools: GR, what: "a match on line 1 of a file with a BOM keeps the BOM in `text`", pending: None },
+    Defect { name: "grep-relative-path-as-given", tools: GR, what: "`relativePath` echoes the param unfolded (`\"\"` and `.` not null)", pending: None },
+    Defect { name: "grep-case-sensitive-echo-true", tools: GR, what: "`caseSensitive` is echoed as `true` whatever was asked", pending: None },
+    Defect { name: "grep-invalid-regex-error-dropped", tools: GR, what: "`invalid_regex` does not carry the parser's message (`details.error`)", pending: None },
+    Defect { name: "grep-context-dropped", tools: GR, what: "matches carry no `before`/`after` context", pending: None },
+    Defect { name: "ac-line-off-by-one", tools: AC, what: "`apply_change`'s `line` is one past the match's line", pending: None },
+    Defect { name: "ac-sha-of-old-file", tools: AC, what: "`apply_change`'s `sha256` is the file's hash before the change", pending: None },
+    Defect { name: "ac-crlf-normalised", tools: AC, what: "a modified file's CRLF endings become LF (`sha256` of what was written)", pending: None },
+    Defect { name: "ac-changed-always-true", tools: AC, what: "`changed` is `true` when the replacement equals the match", pending: None },
+    Defect { name: "ac-rolled-back-false", tools: AC, what: "a commit failure that was rolled back says `rolledBack: false`", pending: None },
+    Defect { name: "ac-operation-always-modify", tools: AC, what: "`operation` is `modify` for a create too", pending: None },
+    Defect { name: "ac-candidate-lines-dropped", tools: AC, what: "`no_match` has no `candidateLines`", pending: None },
+    Defect { name: "ac-match-lines-zero-based", tools: AC, what: "`multiple_matches`' `lines` are 0-based", pending: None },
+    Defect { name: "ac-description-dropped", tools: AC, what: "`description` is not echoed", pending: None },
+    Defect { name: "cc-end-line-off-by-one", tools: CC, what: "every node's `endLine` is one past the declaration's last line", pending: None },
+    Defect { name: "cc-call-site-line-off-by-one", tools: CC, what: "`callSites[].line` is one past the call", pending: None },
+    Defect { name: "cc-resolution-always-type", tools: CC, what: "every call site says `resolution: \"type\"`", pending: None },
+    Defect { name: "cc-external-callees-dropped", tools: CC, what: "calls that link to no workspace method are left out of `callees`", pending: None },
+    Defect { name: "cc-recursive-flag-dropped", tools: CC, what: "a method already on the chain is not marked `recursive`", pending: None },
+    Defect { name: "cc-truncated-never-set", tools: CC, what: "the document's `truncated` is `false` even when a tree was cut at 1,000 nodes", pending: None },
+    Defect { name: "cc-signature-without-names", tools: CC, what: "`signature` lists parameter types only (`log(String, Object...)`)", pending: None },
+    Defect { name: "cc-external-flag-dropped", tools: CC, what: "resolved callees have no `external: false`", pending: None },
+    Defect { name: "cc-callers-reversed", tools: CC, what: "callers are listed in reverse order", pending: None },
+    Defect { name: "cc-available-dropped", tools: CC, what: "`method_not_found` does not list the class's methods (`available`)", pending: None },
+    Defect { name: "cc-candidates-dropped", tools: CC, what: "`ambiguous_method` does not list its `candidates`", pending: None },
+    Defect { name: "cc-files-parsed-off-by-one", tools: CC, what: "`filesParsed` is one too high", pending: None },
+];
+
+/// The workspace's regular files (path → bytes), without the private `.patchspec/`.
+fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(rel) = path.strip_prefix(root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if rel == ".patchspec" {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                walk(root, &path, out);
+            } else if meta.is_file() {
+                if let Ok(bytes) = std::fs::read(&path) {
+                    out.insert(rel, bytes);
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// The files a call wrote: new or different from the snapshot before it.
+fn written(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    after
+        .iter()
+        .filter(|(path, bytes)| before.get(*path) != Some(*bytes))
+        .map(|(path, _)| path.clone())
+        .collect()
+}
+
+/// Rewrite each written file with `edit` (files it leaves alone are not touched).
+fn rewrite_written(
+    root: &Path,
+    before: &BTreeMap<String, Vec<u8>>,
+    edit: impl Fn(&[u8]) -> Vec<u8>,
+) -> Vec<String> {
+    let after = snapshot(root);
+    let mut rewritten = Vec::new();
+    for path in written(before, &after) {
+        let old = &after[&path];
+        let new = edit(old);
+        if &new != old {
+            let _ = std::fs::write(root.join(&path), &new);
+            rewritten.push(path);
+        }
+    }
+    rewritten
+}
+
+fn crlf_to_lf(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            i += 1;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Every object in `value`, depth first.
+fn each_object(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    match value {
+        Value::Object(map) => {
+            f(map);
+            for child in map.values_mut() {
+                each_object(child, f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| each_object(item, f)),
+        _ => {}
+    }
+}
+
+/// Add `delta` to the integer member `key` of every object that has one.
+fn shift_member(doc: &mut Value, key: &str, delta: i64) {
+    each_object(doc, &mut |map| {
+        if let Some(n) = map.get(key).and_then(Value::as_i64) {
+            map.insert(key.into(), json!(n + delta));
+        }
+    });
+}
+
+/// The `error.details` object of a failure document (apply_patch, the IDE tools).
+fn details(doc: &mut Value) -> Option<&mut Map<String, Value>> {
+    doc.pointer_mut("/error/details")
+        .and_then(Value::as_object_mut)
+}
+
+fn error_kind(doc: &Value) -> Option<&str> {
+    doc.pointer("/error/kind").and_then(Value::as_str)
+}
+
+fn set_reason(doc: &mut Value, kind: &str, from: &str, to: &str) {
+    if error_kind(doc) != Some(kind) {
+        return;
+    }
+    if let Some(d) = details(doc) {
+        if d.get("reason").and_then(Value::as_str) == Some(from) {
+            d.insert("reason".into(), json!(to));
+        }
+    }
+}
+
+/// The first section of an envelope: its path and `changedFiles` operation.
+fn first_section(patch: &str) -> Option<(String, &'static str)> {
+    for line in patch.lines() {
+        let line = line.trim_end_matches('\r');
+        for (prefix, op) in [
+            ("*** Add File: ", "add"),
+            ("*** Update File: ", "update"),
+            ("*** Delete File: ", "delete"),
+        ] {
+            if let Some(path) = line.strip_prefix(prefix) {
+                return Some((path.to_owned(), op));
+            }
+        }
+        if let Some(rest) = line.strip_prefix("*** Move File: ") {
+            let to = rest.split(" -> ").nth(1).unwrap_or(rest);
+            return Some((to.to_owned(), "move"));
+        }
+    }
+    None
+}
+
+/// The normalisation workspace_create_file applies (one leading U+FEFF removed, CRLF and CR to LF).
+fn create_file_normalised_len(content: &str) -> usize {
+    let text = content.strip_prefix('\u{FEFF}').unwrap_or(content);
+    text.replace("\r\n", "\n").replace('\r', "\n").len()
+}
+
+/// The 1-based line `n` of `bytes`, with its ending (`\n` and a `\r` before it).
+fn line_with_ending(bytes: &[u8], n: usize) -> Option<&[u8]> {
+    bytes
+        .split_inclusive(|b| *b == b'\n')
+        .nth(n.checked_sub(1)?)
+}
+
+/// What happened in the call, for the defects that look at the files.
+struct Call<'a> {
+    root: &'a Path,
+    params: &'a Value,
+    before: &'a BTreeMap<String, Vec<u8>>,
+}
+
+/// Change the params before the call; `Some(doc)` answers without calling the engine.
+#[allow(clippy::collapsible_match)] // as in `after_call`
+fn before_call(defect: &str, msg: &mut ToolCallMsg) -> Option<(bool, Value)> {
+    match defect {
+        "ap-refusal-not-atomic" => {
+            if msg.params.get("atomic").and_then(Value::as_bool) != Some(false) {
+                if let Some(p) = msg.params.as_object_mut() {
+                    p.insert("atomic".into(), json!(false));
+                }
+            }
+        }
+        "rf-active-files-ignored" => msg.session.active_files.clear(),
+        "cf-limit-inclusive" => {
+            let limit = msg.session.limits.create_file_max_bytes;
+            let content = msg.params.get("content").and_then(Value::as_str);
+            if let (Some(limit), Some(content)) = (limit, content) {
+                if create_file_normalised_len(content) as u64 == limit {
+                    let path = msg.params.get("path").and_then(Value::as_str).unwrap_or("");
+                    return Some((
+                        false,
+                        json!({"success": false, "message": "Content exceeds the size limit.",
+                               "path": path, "sizeBytes": 0, "hash": null, "created": false,
+                               "overwritten": false, "errorCode": "TooLarge"}),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    None
+}
+
+/// Change the answer (and possibly the files) after the call.
+// One arm per defect, its condition inside: guards would move half of a
+// defect into the pattern and let the rest fall through to `_`.
+#[allow(clippy::collapsible_match)]
+fn after_call(
+    defect: &str,
+    call: &Call,
+    original: &ToolCallMsg,
+    success: &mut bool,
+    doc: &mut Value,
+) {
+    let root = call.root;
+    match defect {
+        // ---- apply_patch
+        "ap-missing-file-as-not-a-file" => {
+            set_reason(doc, "not_found", "missing_file", "not_a_file")
+        }
+        "ap-not-a-file-as-missing-file" => {
+            set_reason(doc, "command_failed", "not_a_file", "missing_file")
+        }
+        "ap-missing-parent-as-missing-file" => {
+            set_reason(doc, "not_found", "missing_parent", "missing_file")
+        }
+        "ap-changed-files-on-refusal" => {
+            let atomic = call.params.get("atomic").and_then(Value::as_bool) != Some(false);
+            let patch = call
+                .params
+                .get("patch")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if !*success && atomic {
+                if let (Some((path, op)), Some(data)) = (first_section(patch), doc.get_mut("data"))
+                {
+                    data["changedFiles"] = json!([{"path": path, "operation": op}]);
+                }
+            }
+        }
+        "ap-changed-files-dropped" => {
+            if *success {
+                if let Some(data) = doc.get_mut("data").and_then(Value::as_object_mut) {
+                    data.remove("changedFiles");
+                }
+            }
+        }
+        "ap-hunk-line-off-by-one" => shift_member(doc, "hunkLine", 1),
+        "ap-stale-hashes-swapped" => {
+            if error_kind(doc) == Some("stale_file") {
+                if let Some(d) = details(doc) {
+                    let expected = d.remove("expectedSha256").unwrap_or(Value::Null);
+                    let actual = d.remove("actualSha256").unwrap_or(Value::Null);
+                    d.insert("expectedSha256".into(), actual);
+                    d.insert("actualSha256".into(), expected);
+                }
+            }
+        }
+        "ap-refusal-not-atomic" => {
+            // Answer as the atomic call would: the flag echoed as asked, nothing claimed.
+            let asked = original.params.get("atomic").and_then(Value::as_bool);
+            if asked != Some(false) {
+                if let Some(data) = doc.get_mut("data").and_then(Value::as_object_mut) {
+                    data.insert("atomic".into(), json!(true));
+                    if !*success {
+                        data.insert("changedFiles".into(), json!([]));
+                    }
+                }
+            }
+        }
+        "ap-partial-success" => {
+            if *success {
+                let after = snapshot(root);
+                let changed = written(call.before, &after);
+                if changed.len() >= 2 {
+                    let last = changed.last().expect("two or more");
+                    let target = root.join(last);
+                    match call.before.get(last) {
+                        Some(old) => drop(std::fs::write(&target, old)),
+                        None => drop(std::fs::remove_file(&target)),
+                    }
+                }
+            }
+        }
+        "ap-final-newline-added" | "wp-final-newline-dropped" => {
+            if *success {
+                let add = defect == "ap-final-newline-added";
+                rewrite_written(root, call.before, |bytes| {
+                    let mut out = bytes.to_vec();
+                    if add && !bytes.is_empty() && !bytes.ends_with(b"\n") {
+                        out.push(b'\n');
+                    } else if !add && bytes.ends_with(b"\n") {
+                        out.pop();
+                        if out.ends_with(b"\r") {
+                            out.pop();
+                        }
+                    }
+                    out
+                });
+            }
+        }
+        "ap-crlf-normalised" | "wp-crlf-normalised" => {
+            if *success {
+                rewrite_written(root, call.before, crlf_to_lf);
+            }
+        }
+        "ap-bom-dropped" => {
+            if *success {
+                rewrite_written(root, call.before, |b| {
+                    b.strip_prefix(BOM).unwrap_or(b).to_vec()
+                });
+            }
+        }
+        "ap-atomic-echo-true" => {
+            if let Some(data) = doc.get_mut("data").and_then(Value::as_object_mut) {
+                if data.contains_key("atomic") {
+                    data.insert("atomic".into(), json!(true));
+                }
+            }
+        }
+        "ap-section-line-off-by-one" => shift_member(doc, "sectionLine", 1),
+        "ap-match-lines-zero-based" => {
+            if let Some(lines) = details(doc)
+                .and_then(|d| d.get_mut("matchLines"))
+                .and_then(Value::as_array_mut)
+            {
+                for line in lines {
+                    if let Some(n) = line.as_i64() {
+                        *line = json!(n - 1);
+                    }
+                }
+            }
+        }
+        "ap-overlaps-hunk-off-by-one" => shift_member(doc, "overlapsHunk", 1),
+        "ap-parse-line-zero-based" => {
+            if error_kind(doc) == Some("patch_parse_error") {
+                if let Some(d) = details(doc) {
+                    if let Some(n) = d.get("line").and_then(Value::as_i64) {
+                        d.insert("line".into(), json!(n - 1));
+                    }
+                }
+            }
+        }
+        "ap-move-from-dropped" => {
+            if let Some(files) = doc
+                .pointer_mut("/data/changedFiles")
+                .and_then(Value::as_array_mut)
+            {
+                for entry in files.iter_mut().filter_map(Value::as_object_mut) {
+                    entry.remove("from");
+                }
+            }
+        }
+        "ap-move-path-is-source" => {
+            if let Some(files) = doc
+                .pointer_mut("/data/changedFiles")
+                .and_then(Value::as_array_mut)
+            {
+                for entry in files.iter_mut().filter_map(Value::as_object_mut) {
+                    if let Some(from) = entry.get("from").cloned() {
+                        entry.insert("path".into(), from);
+                    }
+                }
+            }
+        }
+        "ap-symlink-dropped" => {
+            if let Some(d) = details(doc) {
+                d.remove("symlink");
+            }
+        }
+        // ---- workspace_write_patch
+        "wp-error-path-dropped" => each_error(doc, &mut |e| {
+            e.remove("path");
+        }),
+        "wp-error-change-id-foreign" => each_error(doc, &mut |e| {
+            if let Some(id) = e.get("changeId").and_then(Value::as_str) {
+                let foreign = format!("chg-{}", &sha256_hex(id.as_bytes())[..32]);
+                e.insert("changeId".into(), json!(foreign));
+            }
+        }),
+        "wp-change-ids-shared" => {
+            let mut first: Option<Value> = None;
+            each_object(doc, &mut |map| {
+                if let Some(id) = map.get("changeId") {
+                    if id.is_string() {
+                        let shared = first.get_or_insert_with(|| id.clone()).clone();
+                        map.insert("changeId".into(), shared);
+                    }
+                }
+            });
+        }
+        "wp-ids-not-fresh" => {
+            // The same old ID always maps to the same new one, so an error's
+            // changeId still names its change.
+            let mut renamed: BTreeMap<String, String> = BTreeMap::new();
+            each_object(doc, &mut |map| {
+                for (key, prefix) in [
+                    ("batchId", "batch-"),
+                    ("filePatchId", "fp-"),
+                    ("changeId", "chg-"),
+                ] {
+                    if let Some(id) = map.get(key).and_then(Value::as_str) {
+                        let next = renamed.len();
+                        let new = renamed
+                            .entry(id.to_owned())
+                            .or_insert_with(|| {
+                                format!(
+                                    "{prefix}{}",
+                                    &sha256_hex(format!("{key}{next}").as_bytes())[..32]
+                                )
+                            })
+                            .clone();
+                        map.insert(key.into(), json!(new));
+                    }
+                }
+            });
+        }
+        "wp-skipped-because-dropped" => {
+            if let Some(files) = doc
+                .pointer_mut("/result/files")
+                .and_then(Value::as_array_mut)
+            {
+                for file in files.iter_mut().filter_map(Value::as_object_mut) {
+                    file.remove("skippedBecause");
+                }
+            }
+        }
+        "wp-path-is-doc-path" => {
+            if let Some(files) = doc
+                .pointer_mut("/result/files")
+                .and_then(Value::as_array_mut)
+            {
+                for file in files.iter_mut().filter_map(Value::as_object_mut) {
+                    if let (Some(_), Some(doc_path)) =
+                        (file.get("path"), file.get("docPath").cloned())
+                    {
+                        file.insert("path".into(), doc_path);
+                    }
+                }
+            }
+        }
+        "wp-errors-reversed" => {
+            if let Some(errors) = doc.get_mut("errors").and_then(Value::as_array_mut) {
+                errors.reverse();
+            }
+        }
+        "wp-result-object-on-validation-failure" => {
+            if doc.get("result") == Some(&Value::Null) && !*success {
+                doc["result"] = json!({});
+            }
+        }
+        "wp-expected-actual-swapped" => each_error(doc, &mut |e| {
+            if let (Some(expected), Some(actual)) = (e.remove("expected"), e.remove("actual")) {
+                e.insert("expected".into(), actual);
+                e.insert("actual".into(), expected);
+            }
+        }),
+        "wp-new-sha-is-original" => {
+            if let Some(files) = doc
+                .pointer_mut("/result/files")
+                .and_then(Value::as_array_mut)
+            {
+                for file in files.iter_mut().filter_map(Value::as_object_mut) {
+                    if file.contains_key("newSha256") {
+                        let old = file.get("originalSha256").cloned().unwrap_or(Value::Null);
+                        file.insert("newSha256".into(), old);
+                    }
+                }
+            }
+        }
+        "wp-skipped-file-written" => {
+            if !*success {
+                let skipped: Vec<usize> = doc
+                    .pointer("/result/files")
+                    .and_then(Value::as_array)
+                    .map(|files| {
+                        files
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, f)| {
+                                f.get("skippedBecause").is_some() && f.get("error").is_none()
+                            })
+                            .map(|(i, _)| i)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !skipped.is_empty() {
+                    let mut params = call.params.clone();
+                    if let Some(files) = params.get_mut("files").and_then(Value::as_array_mut) {
+                        let kept: Vec<Value> = skipped
+                            .iter()
+                            .filter_map(|i| files.get(*i).cloned())
+                            .collect();
+                        *files = kept;
+                    }
+                    let mut again = original.clone();
+                    again.params = params;
+                    let _ = answer(&again);
+                }
+            }
+        }
+        "wp-mismatch-line-off-by-one" => each_error(doc, &mut |e| {
+            if e.get("code").and_then(Value::as_str) == Some("line_mismatch") {
+                if let Some(n) = e.get("line").and_then(Value::as_i64) {
+                    e.insert("line".into(), json!(n + 1));
+                }
+            }
+        }),
+        "wp-line-count-off-by-one" => each_error(doc, &mut |e| {
+            if let Some(n) = e.get("lineCount").and_then(Value::as_i64) {
+                e.insert("lineCount".into(), json!(n + 1));
+            }
+        }),
+        "wp-overlap-as-out-of-order" => each_error(doc, &mut |e| {
+            if e.get("code").and_then(Value::as_str) == Some("changes_overlap") {
+                e.insert("code".into(), json!("changes_out_of_order"));
+            }
+        }),
+        "wp-file-index-off-by-one" => each_error(doc, &mut |e| {
+            if let Some(n) = e.get("fileIndex").and_then(Value::as_i64) {
+                e.insert("fileIndex".into(), json!(n + 1));
+            }
+        }),
+        "wp-applied-on-refusal" => {
+            if !*success {
+                if let Some(files) = doc
+                    .pointer_mut("/result/files")
+                    .and_then(Value::as_array_mut)
+                {
+                    for file in files.iter_mut().filter_map(Value::as_object_mut) {
+                        file.insert("applied".into(), json!(true));
+                    }
+                }
+            }
+        }
+        // ---- workspace_create_file
+        "cf-hash-of-raw-content" => {
+            if *success {
+                if let Some(content) = call.params.get("content").and_then(Value::as_str) {
+                    doc["hash"] = json!(sha256_hex(content.as_bytes()));
+                }
+            }
+        }
+        "cf-crlf-kept" => {
+            if *success {
+                let content = call
+                    .params
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if let Some(path) = written(call.before, &snapshot(root)).first() {
+                    let _ = std::fs::write(root.join(path), content);
+                    doc["sizeBytes"] = json!(content.len());
+                    doc["hash"] = json!(sha256_hex(content.as_bytes()));
+                }
+            }
+        }
+        "cf-created-on-overwrite" => {
+            if doc.get("overwritten") == Some(&json!(true)) {
+                doc["created"] = json!(true);
+            }
+        }
+        "cf-path-as-given" => {
+            if let Some(path) = call.params.get("path").and_then(Value::as_str) {
+                if doc.get("path").is_some() {
+                    doc["path"] = json!(path);
+                }
+            }
+        }
+        "cf-overwritten-always-false" => {
+            if doc.get("overwritten") == Some(&json!(true)) {
+                doc["overwritten"] = json!(false);
+            }
+        }
+        "cf-directory-as-file-exists" => {
+            let is_dir = call
+                .params
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|p| {
+                    !p.is_empty()
+                        && std::fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.is_dir())
+                });
+            if is_dir && doc.get("errorCode") == Some(&json!("InvalidPath")) {
+                doc["errorCode"] = json!("FileExists");
+            }
+        }
+        "cf-write-failed-as-unhandled-exception" => {
+            if doc.get("errorCode") == Some(&json!("WriteFailed")) {
+                doc["errorCode"] = json!("UnhandledException");
+            }
+        }
+        // ---- workspace.read_file
+        "rf-sha-of-returned-bytes" | "rf-size-of-returned-bytes" => {
+            if let Some(file) = doc.get_mut("file").and_then(Value::as_object_mut) {
+                if file.get("isTruncated") == Some(&json!(true)) {
+                    let content = file
+                        .get("content")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned();
+                    if defect == "rf-sha-of-returned-bytes" {
+                        file.insert("sha256".into(), json!(sha256_hex(content.as_bytes())));
+                    } else {
+                        file.insert("sizeBytes".into(), json!(content.len()));
+                    }
+                }
+            }
+        }
+        "rf-path-folded" => {
+            if let Some(path) = doc.pointer("/file/path").and_then(Value::as_str) {
+                let folded: Vec<&str> = path
+                    .split('/')
+                    .filter(|c| !c.is_empty() && *c != ".")
+                    .collect();
+                doc["file"]["path"] = json!(folded.join("/"));
+            }
+        }
+        "rf-encoding-dropped" => {
+            if let Some(file) = doc.get_mut("file").and_then(Value::as_object_mut) {
+                file.remove("encoding");
+            }
+        }
+        "rf-content-crlf-normalised" => {
+            if let Some(content) = doc.pointer("/file/content").and_then(Value::as_str) {
+                let lf = content.replace("\r\n", "\n");
+                doc["file"]["content"] = json!(lf);
+            }
+        }
+        "rf-truncated-at-exact-size" => {
+            let max = call.params.get("maxBytes").and_then(Value::as_u64);
+            if let Some(file) = doc.get_mut("file").and_then(Value::as_object_mut) {
+                if max.is_some() && file.get("sizeBytes").and_then(Value::as_u64) == max {
+                    file.insert("isTruncated".into(), json!(true));
+                }
+            }
+        }
+        "rf-not-found-as-invalid-argument" => {
+            if doc.get("errorCode") == Some(&json!("NOT_FOUND")) {
+                doc["errorCode"] = json!("INVALID_ARGUMENT");
+            }
+        }
+        // ---- IDE read_file
+        "ide-read-total-lines-counts-final-newline" => {
+            if *success {
+                let ends = doc
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .and_then(|p| call.before.get(p))
+                    .is_some_and(|b| b.ends_with(b"\n"));
+                if ends {
+                    shift_member(doc, "totalLines", 1);
+                }
+            }
+        }
+        "ide-read-end-line-off-by-one" => {
+            if *success && doc.get("totalLines").and_then(Value::as_i64).unwrap_or(0) > 0 {
+                shift_member(doc, "endLine", 1);
+            }
+        }
+        "ide-read-encoding-dropped" => {
+            if let Some(map) = doc.as_object_mut() {
+                map.remove("encoding");
+            }
+        }
+        "ide-read-path-as-given" => {
+            if let (true, Some(given)) = (*success, call.params.get("relativePath").cloned()) {
+                doc["path"] = given;
+            }
+        }
+        "ide-read-bom-kept" => {
+            let starts_bom = doc
+                .get("path")
+                .and_then(Value::as_str)
+                .and_then(|p| call.before.get(p))
+                .is_some_and(|b| b.starts_with(BOM));
+            if *success && starts_bom && doc.get("startLine") == Some(&json!(1)) {
+                if let Some(content) = doc.get("content").and_then(Value::as_str) {
+                    doc["content"] = json!(format!("\u{FEFF}{content}"));
+                }
+            }
+        }
+        "ide-read-range-error-total-lines-off-by-one" => {
+            if error_kind(doc) == Some("line_out_of_range") {
+                if let Some(d) = details(doc) {
+                    if let Some(n) = d.get("totalLines").and_then(Value::as_i64) {
+                        d.insert("totalLines".into(), json!(n + 1));
+                    }
+                }
+            }
+        }
+        "ide-not-a-file-as-not-found" => {
+            if error_kind(doc) == Some("not_a_file") {
+                doc["error"]["kind"] = json!("not_found");
+            }
+        }
+        // ---- grep_file
+        "grep-truncated-at-limit" => {
+            let total = doc.get("totalMatches").and_then(Value::as_u64);
+            if *success && total.is_some() && total == doc.get("limit").and_then(Value::as_u64) {
+                doc["truncated"] = json!(true);
+            }
+        }
+        "grep-line-zero-based" => {
+            if let Some(matches) = doc.get_mut("matches") {
+                shift_member(matches, "line", -1);
+            }
+        }
+        "grep-files-with-matches-counts-lines" => {
+            if let Some(total) = doc.get("totalMatches").cloned() {
+                if doc.get("filesWithMatches").is_some() {
+                    doc["filesWithMatches"] = total;
+                }
+            }
+        }
+        "grep-text-keeps-cr" => {
+            if let Some(matches) = doc.get_mut("matches").and_then(Value::as_array_mut) {
+                for m in matches.iter_mut() {
+                    let path = m.get("path").and_then(Value::as_str).unwrap_or("");
+                    let line = m.get("line").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    let crlf = call
+                        .before
+                        .get(path)
+                        .and_then(|b| line_with_ending(b, line))
+                        .is_some_and(|l| l.ends_with(b"\r\n"));
+                    if crlf {
+                        if let Some(text) = m.get("text").and_then(Value::as_str) {
+                            m["text"] = json!(format!("{text}\r"));
+                        }
+                    }
+                }
+            }
+        }
+        "grep-text-keeps-bom" => {
+            if let Some(matches) = doc.get_mut("matches").and_then(Value::as_array_mut) {
+                for m in matches.iter_mut() {
+                    let path = m.get("path").and_then(Value::as_str).unwrap_or("");
+                    let bom = call.before.get(path).is_some_and(|b| b.starts_with(BOM));
+                    if bom && m.get("line") == Some(&json!(1)) {
+                        if let Some(text) = m.get("text").and_then(Value::as_str) {
+                            m["text"] = json!(format!("\u{FEFF}{text}"));
+                        }
+                    }
+                }
+            }
+        }
+        "grep-relative-path-as-given" => {
+            if *success {
+                if let Some(given) = call.params.get("relativePath").cloned() {
+                    doc["relativePath"] = given;
+                }
+            }
+        }
+        "grep-case-sensitive-echo-true" => {
+            if doc.get("caseSensitive").is_some() {
+                doc["caseSensitive"] = json!(true);
+            }
+        }
+        "grep-invalid-regex-error-dropped" => {
+            if error_kind(doc) == Some("invalid_regex") {
+                if let Some(d) = details(doc) {
+                    d.remove("error");
+                }
+            }
+        }
+        "grep-context-dropped" => {
+            if let Some(matches) = doc.get_mut("matches").and_then(Value::as_array_mut) {
+                for m in matches.iter_mut().filter_map(Value::as_object_mut) {
+                    m.remove("before");
+                    m.remove("after");
+                }
+            }
+        }
+        // ---- apply_change
+        "ac-line-off-by-one" => {
+            if *success && doc.get("operation") == Some(&json!("modify")) {
+                shift_member(doc, "line", 1);
+            }
+        }
+        "ac-sha-of-old-file" => {
+            let old = doc
+                .get("path")
+                .and_then(Value::as_str)
+                .and_then(|p| call.before.get(p));
+            if let (true, Some(old)) = (*success, old) {
+                doc["sha256"] = json!(sha256_hex(old));
+            }
+        }
+        "ac-crlf-normalised" => {
+            if *success {
+                let path = doc
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                if rewrite_written(root, call.before, crlf_to_lf).contains(&path) {
+                    if let Ok(bytes) = std::fs::read(root.join(&path)) {
+                        doc["sha256"] = json!(sha256_hex(&bytes));
+                    }
+                }
+            }
+        }
+        "ac-changed-always-true" => {
+            if doc.get("changed") == Some(&json!(false)) {
+                doc["changed"] = json!(true);
+            }
+        }
+        "ac-rolled-back-false" => {
+            if error_kind(doc) == Some("io_error") {
+                if let Some(d) = details(doc) {
+                    if d.get("rolledBack") == Some(&json!(true)) {
+                        d.insert("rolledBack".into(), json!(false));
+                    }
+                }
+            }
+        }
+        "ac-operation-always-modify" => {
+            if doc.get("operation") == Some(&json!("create")) {
+                doc["operation"] = json!("modify");
+            }
+        }
+        "ac-candidate-lines-dropped" => {
+            if error_kind(doc) == Some("no_match") {
+                if let Some(d) = details(doc) {
+                    d.remove("candidateLines");
+                }
+            }
+        }
+        "ac-match-lines-zero-based" => {
+            if error_kind(doc) == Some("multiple_matches") {
+                if let Some(lines) = details(doc)
+                    .and_then(|d| d.get_mut("lines"))
+                    .and_then(Value::as_array_mut)
+                {
+                    for line in lines {
+                        if let Some(n) = line.as_i64() {
+                            *line = json!(n - 1);
+                        }
+                    }
+                }
+            }
+        }
+        "ac-description-dropped" => {
+            if let Some(map) = doc.as_object_mut() {
+                if *success {
+                    map.remove("description");
+                }
+            }
+        }
+        // ---- call_chain
+        "cc-end-line-off-by-one" => shift_member(doc, "endLine", 1),
+        "cc-call-site-line-off-by-one" => each_object(doc, &mut |map| {
+            if let Some(sites) = map.get_mut("callSites") {
+                shift_member(sites, "line", 1);
+            }
+        }),
+        "cc-resolution-always-type" => each_object(doc, &mut |map| {
+            if map.contains_key("resolution") {
+                map.insert("resolution".into(), json!("type"));
+            }
+        }),
+        "cc-external-callees-dropped" => each_object(doc, &mut |map| {
+            if let Some(callees) = map.get_mut("callees").and_then(Value::as_array_mut) {
+                callees.retain(|c| c.get("external") != Some(&json!(true)));
+            }
+        }),
+        "cc-recursive-flag-dropped" => each_object(doc, &mut |map| {
+            map.remove("recursive");
+        }),
+        "cc-truncated-never-set" => {
+            if let Some(map) = doc.as_object_mut() {
+                if map.contains_key("truncated") {
+                    map.insert("truncated".into(), json!(false));
+                }
+            }
+        }
+        "cc-signature-without-names" => each_object(doc, &mut |map| {
+            if let Some(sig) = map.get("signature").and_then(Value::as_str) {
+                if let (Some(open), Some(close)) = (sig.find('('), sig.rfind(')')) {
+                    let types: Vec<&str> = sig[open + 1..close]
+                        .split(',')
+                        .map(|p| p.trim().rsplit_once(' ').map_or(p.trim(), |(t, _)| t))
+                        .collect();
+                    let stripped = format!("{}({})", &sig[..open], types.join(", "));
+                    map.insert("signature".into(), json!(stripped));
+                }
+            }
+        }),
+        "cc-external-flag-dropped" => each_object(doc, &mut |map| {
+            if map.get("external") == Some(&json!(false)) {
+                map.remove("external");
+            }
+        }),
+        "cc-callers-reversed" => each_object(doc, &mut |map| {
+            if let Some(callers) = map.get_mut("callers").and_then(Value::as_array_mut) {
+                callers.reverse();
+            }
+        }),
+        "cc-available-dropped" => {
+            if let Some(d) = details(doc) {
+                d.remove("available");
+            }
+        }
+        "cc-candidates-dropped" => {
+            if let Some(d) = details(doc) {
+                d.remove("candidates");
+            }
+        }
+        "cc-files-parsed-off-by-one" => {
+            if *success {
+                shift_member(doc, "filesParsed", 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every error object of a workspace_write_patch result (`errors[]` and `files[].error`).
+fn each_error(doc: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    if let Some(errors) = doc.get_mut("errors").and_then(Value::as_array_mut) {
+        errors
+            .iter_mut()
+            .filter_map(Value::as_object_mut)
+            .for_each(&mut *f);
+    }
+    if let Some(files) = doc
+        .pointer_mut("/result/files")
+        .and_then(Value::as_array_mut)
+    {
+        for file in files {
+            if let Some(error) = file.get_mut("error").and_then(Value::as_object_mut) {
+                f(error);
+            }
+        }
+    }
+}
+
+/// Answer one TOOL_CALL with the defect; `None` when the engine panicked.
+fn serve(defect: &Defect, mut msg: ToolCallMsg) -> Option<String> {
+    let original = msg.clone();
+    let root = PathBuf::from(&msg.workspace_root);
+    let touched = defect.tools.contains(&msg.tool_name.as_str());
+    let before = if touched {
+        snapshot(&root)
+    } else {
+        BTreeMap::new()
+    };
+    let early = if touched {
+        before_call(defect.name, &mut msg)
+    } else {
+        None
+    };
+    let (mut success, mut doc) = match early {
+        Some(answered) => answered,
+        None => {
+            let result = answer(&msg).ok()?;
+            let doc: Value = serde_json::from_str(&result.data.result).ok()?;
+            (result.data.success, doc)
+        }
+    };
+    if touched {
+        let call = Call {
+            root: &root,
+            params: &original.params,
+            before: &before,
+        };
+        after_call(defect.name, &call, &original, &mut success, &mut doc);
+    }
+    let error = (!success).then(|| {
+        doc.pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("the tool failed")
+            .to_owned()
+    });
+    let mut data =
+        json!({"toolCallId": msg.tool_call_id, "success": success, "result": doc.to_string()});
+    if let Some(error) = error {
+        data["error"] = json!(error);
+    }
+    Some(json!({"type": "TOOL_RESULT", "data": data}).to_string())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(name) = args.first() else {
+        eprintln!("usage: patchspec-mutant DEFECT | --list");
+        std::process::exit(2);
+    };
+    if name == "--list" {
+        for d in DEFECTS {
+            println!(
+                "{}\t{}\t{}\t{}",
+                d.name,
+                d.tools.join(","),
+                d.what,
+                d.pending.unwrap_or("")
+            );
+        }
+        return;
+    }
+    let Some(defect) = DEFECTS.iter().find(|d| d.name == name) else {
+        eprintln!("patchspec-mutant: unknown defect {name:?} (--list lists them)");
+        std::process::exit(2);
+    };
+    let mut input = String::new();
+    if std::io::stdin().read_to_string(&mut input).is_err() {
+        std::process::exit(2);
+    }
+    let value: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+    let reply = match value.get("type").and_then(Value::as_str) {
+        Some("HELLO") => Some(serde_json::to_string(&hello()).expect("HELLO serialises")),
+        Some("TOOL_CALL") => match serde_json::from_value::<ToolCallMsg>(value) {
+            Ok(msg) => serve(defect, msg),
+            Err(e) => {
+                eprintln!("patchspec-mutant: malformed TOOL_CALL: {e}");
+                std::process::exit(2);
+            }
+        },
+        _ => None,
+    };
+    match reply {
+        Some(text) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+        }
+        None => std::process::exit(101),
+    }
+}
