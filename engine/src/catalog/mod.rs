@@ -87,6 +87,10 @@ fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
 /// in how they resolve references, and none of these types is recursive).
 /// The registry holds `schema_of::<TheType>` for each tool.
 ///
+/// The root's description is dropped (the type's doc comment is written for
+/// Rust readers; the tool's catalog description is the text for a model);
+/// descriptions deeper down are the fields' doc comments, unwrapped.
+///
 /// A document that is one of several shapes (success or failure) is an
 /// `anyOf` of object schemas; it also gets `"type": "object"` at the top,
 /// which MCP's `outputSchema` and the model APIs' parameter schemas require
@@ -99,6 +103,9 @@ pub fn schema_of<T: JsonSchema>() -> Schema {
     if schema.get("type").is_none() {
         schema.insert("type".into(), "object".into());
     }
+    // The root type's doc comment speaks to Rust readers (which parser,
+    // which module); the model reads the tool's catalog description instead.
+    schema.remove("description");
     if let Some(root) = schema.as_object_mut() {
         unwrap_members(root);
     }
@@ -162,6 +169,11 @@ mod tests {
                 assert!(
                     !schema.to_string().contains("\"$ref\""),
                     "{}: a $ref left in",
+                    tool.name
+                );
+                assert!(
+                    !schema.to_string().contains("[`"),
+                    "{}: a rustdoc link in a description",
                     tool.name
                 );
                 let mut texts = Vec::new();

@@ -91,7 +91,9 @@ pub enum Direction {
 pub struct CallChainParams {
     /// The target, `ClassName.methodName`: the class part a type's simple
     /// name or a dotted suffix of its qualified name (`pkg.Outer.Inner.run`).
-    #[schemars(regex(pattern = r"^\s*[^.\s][^\s]*\.[^.\s]+\s*$"))]
+    /// Each part is a Java identifier (the pattern says only "dot-separated,
+    /// no spaces": identifiers are checked by the tool, `invalid_value`).
+    #[schemars(regex(pattern = r"^[^.\s]+(\.[^.\s]+)+$"))]
     pub method: String,
     /// `callers`, `callees` or `both` (default).
     pub direction: Option<ChainDirection>,

@@ -59,7 +59,7 @@ impl Default for CreateFileOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[schemars(title = "workspace_create_file params")]
 pub struct CreateFileParams<'a> {
-    /// Workspace-relative path of the file, `/`-separated (`\\` is accepted
+    /// Workspace-relative path of the file, `/`-separated (`\` is accepted
     /// as a separator). Must not be absolute, must not leave the workspace
     /// (`..` above the root), must not name a directory. Missing parent
     /// directories are created.
