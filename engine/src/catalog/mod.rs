@@ -206,6 +206,49 @@ mod tests {
         }
     }
 
+    /// The result types serialize the error codes through serde; the wire
+    /// names are the `as_str` tables.
+    #[test]
+    fn serialized_error_codes_are_the_wire_codes() {
+        use crate::tools::tul::apply_patch::ErrorKind as K;
+        use crate::tools::tul::create_file::CreateFileErrorCode as C;
+        use crate::tools::tul::read_file::ReadFileErrorCode as R;
+        let same = |v: Option<Value>, s: &str| assert_eq!(v, Some(Value::from(s)));
+        for k in [
+            K::PatchParseError,
+            K::PatchApplyError,
+            K::MultipleMatches,
+            K::OverlappingEdits,
+            K::StaleFile,
+            K::OutsideWorkspace,
+            K::CommandFailed,
+            K::NotFound,
+            K::AlreadyExists,
+        ] {
+            same(serde_json::to_value(k).ok(), k.as_str());
+        }
+        for c in [
+            C::FileExists,
+            C::InvalidPath,
+            C::DirectoryCreateFailed,
+            C::WriteFailed,
+            C::TooLarge,
+            C::HashFailed,
+            C::UnhandledException,
+            C::InvalidArgument,
+        ] {
+            same(serde_json::to_value(c).ok(), c.as_str());
+        }
+        for r in [
+            R::AlreadyInContext,
+            R::NotFound,
+            R::InvalidArgument,
+            R::InternalError,
+        ] {
+            same(serde_json::to_value(r).ok(), r.as_str());
+        }
+    }
+
     #[test]
     fn descriptions_are_unwrapped_paragraphs() {
         assert_eq!(unwrap_lines("a\nb\n\nc\n d"), "a b\n\nc d");
