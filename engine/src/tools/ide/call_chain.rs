@@ -51,6 +51,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tree_sitter::Node;
 
@@ -104,6 +106,112 @@ pub enum Direction {
     Callees,
     /// Both.
     Both,
+}
+
+/// The params of `call_chain`, for the catalog's schema; [`parse`] reads
+/// them into [`ChainArgs`] (the corpus test holds the two in agreement).
+/// Unknown keys are ignored; `null` counts as absent.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "call_chain params")]
+pub struct CallChainParams {
+    /// The target, `ClassName.methodName`: the class part a type's simple
+    /// name or a dotted suffix of its qualified name (`pkg.Outer.Inner.run`).
+    /// Each part is a Java identifier (the pattern says only "dot-separated,
+    /// no spaces": identifiers are checked by the tool, `invalid_value`).
+    #[schemars(regex(pattern = r"^[^.\s]+(\.[^.\s]+)+$"))]
+    pub method: String,
+    /// `callers`, `callees` or `both` (default).
+    pub direction: Option<ChainDirection>,
+    /// Levels to follow (1 to 10, default 1).
+    #[schemars(range(min = 1, max = 10))]
+    pub depth: Option<u64>,
+    /// Include each declaration's source text (default false).
+    pub include_source: Option<bool>,
+}
+
+/// `direction` of `call_chain`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChainDirection {
+    /// Who calls the method.
+    Callers,
+    /// What the method calls.
+    Callees,
+    /// Both trees.
+    Both,
+}
+
+/// A method declaration: an entry of `declarations`, and the start of a
+/// tree node (which adds `callSites`, `external`, its children, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MethodNode {
+    /// `SimpleClass.name` (`<init>` for a constructor).
+    pub method: String,
+    /// The declaring type's qualified name.
+    pub class: String,
+    /// The declaration's signature as written.
+    pub signature: String,
+    /// The file, relative to the workspace root.
+    pub file: String,
+    /// First line of the declaration (1-based).
+    pub line: usize,
+    /// Last line of the declaration.
+    pub end_line: usize,
+    /// The declaration's text, with `includeSource`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// The success body of `call_chain`. The tree nodes (a recursive shape:
+/// a [`MethodNode`] plus `callSites`, `external`, `recursive`, `truncated`
+/// and its own `callers`/`callees`; C-ide-chain-result) are objects to the
+/// schema: a recursive type would need `$ref`, which the catalog avoids.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainBody {
+    /// `method`, as given.
+    pub method: String,
+    /// The direction followed.
+    #[schemars(extend("enum" = ["callers", "callees", "both"]))]
+    pub direction: &'static str,
+    /// The depth followed.
+    pub depth: u64,
+    /// Whether declarations carry their source.
+    pub include_source: bool,
+    /// `.java` files parsed.
+    pub files_parsed: usize,
+    /// Files with syntax errors (parsed anyway, error-tolerant).
+    pub syntax_errors: Vec<String>,
+    /// Files not parsed: over the token limit (C-ide-chain-file-size).
+    pub skipped_files: Vec<SkippedFile>,
+    /// Every overload of the target.
+    pub declarations: Vec<MethodNode>,
+    /// The callers tree (absent when `direction` is `callees`): nodes
+    /// with `method`, `class`, `file`, `line`, `callSites` and their own
+    /// `callers`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callers: Option<Vec<Value>>,
+    /// The callees tree (absent when `direction` is `callers`): nodes
+    /// with `method`, `external`, `callSites` and, for workspace methods,
+    /// `class`, `file`, `line` and their own `callees`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callees: Option<Vec<Value>>,
+    /// True when a tree was cut at the node limit.
+    pub truncated: bool,
+}
+
+/// A `.java` file `call_chain` did not parse (C-ide-chain-file-size).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SkippedFile {
+    /// The file, relative to the workspace.
+    pub path: String,
+    /// Why: `too_large` (over 250,000 tokens).
+    #[schemars(extend("enum" = ["too_large"]))]
+    pub reason: &'static str,
+    /// The limit passed, in tokens.
+    pub limit: usize,
 }
 
 /// Checked params.
@@ -803,20 +911,26 @@ impl Index {
         String::from_utf8_lossy(&self.sources[m.file][m.range.0..m.range.1]).into_owned()
     }
 
-    fn method_node(&self, i: usize, include_source: bool) -> Map<String, Value> {
+    fn method_node(&self, i: usize, include_source: bool) -> MethodNode {
         let m = &self.methods[i];
         let t = &self.types[m.ty];
-        let mut o = Map::new();
-        o.insert("method".into(), format!("{}.{}", t.simple, m.name).into());
-        o.insert("class".into(), self.qualified(m.ty).into());
-        o.insert("signature".into(), m.signature.as_str().into());
-        o.insert("file".into(), self.files[m.file].as_str().into());
-        o.insert("line".into(), m.lines.0.into());
-        o.insert("endLine".into(), m.lines.1.into());
-        if include_source {
-            o.insert("source".into(), self.source(m).into());
+        MethodNode {
+            method: format!("{}.{}", t.simple, m.name),
+            class: self.qualified(m.ty),
+            signature: m.signature.clone(),
+            file: self.files[m.file].clone(),
+            line: m.lines.0,
+            end_line: m.lines.1,
+            source: include_source.then(|| self.source(m)),
         }
-        o
+    }
+
+    /// A method's node as a JSON object, for the trees to add members to.
+    fn method_object(&self, i: usize, include_source: bool) -> Map<String, Value> {
+        match crate::tools::wire::document(&self.method_node(i, include_source)) {
+            Value::Object(o) => o,
+            _ => Map::new(),
+        }
     }
 
     /// Summarise the call sites `sites` (in scan order, not empty) of one
@@ -982,7 +1096,7 @@ impl Index {
     fn node(&self, entry: &Entry, include_source: bool) -> (Map<String, Value>, Option<usize>) {
         match entry {
             Entry::Caller(Caller::Method(m), sites) => {
-                let mut o = self.method_node(*m, include_source);
+                let mut o = self.method_object(*m, include_source);
                 self.put_sites(&mut o, sites);
                 (o, Some(*m))
             }
@@ -999,7 +1113,7 @@ impl Index {
                 (o, None)
             }
             Entry::Callee(m, sites) => {
-                let mut o = self.method_node(*m, include_source);
+                let mut o = self.method_object(*m, include_source);
                 o.insert("external".into(), false.into());
                 self.put_sites(&mut o, sites);
                 (o, Some(*m))
@@ -1108,48 +1222,46 @@ impl Index {
 }
 
 /// Run the analysis on the workspace of `fs`.
-pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeError> {
+pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<ChainBody, IdeError> {
     let index = Index::build(fs)?;
     let targets = index.target(args)?;
-    let mut doc = Map::new();
-    doc.insert("method".into(), args.method.as_str().into());
-    doc.insert(
-        "direction".into(),
-        match args.direction {
+    let declarations = targets
+        .iter()
+        .map(|&m| index.method_node(m, args.include_source))
+        .collect();
+    let mut truncated = false;
+    let mut tree = |up: bool| {
+        let (tree, cut) = index.tree(&targets, up, args);
+        truncated |= cut;
+        tree
+    };
+    let callers = (args.direction != Direction::Callees).then(|| tree(true));
+    let callees = (args.direction != Direction::Callers).then(|| tree(false));
+    Ok(ChainBody {
+        method: args.method.clone(),
+        direction: match args.direction {
             Direction::Callers => "callers",
             Direction::Callees => "callees",
             Direction::Both => "both",
-        }
-        .into(),
-    );
-    doc.insert("depth".into(), args.depth.into());
-    doc.insert("includeSource".into(), args.include_source.into());
-    doc.insert("filesParsed".into(), index.files.len().into());
-    doc.insert("syntaxErrors".into(), index.syntax_errors.clone().into());
-    let skipped: Vec<Value> = index
-        .skipped
-        .iter()
-        .map(|path| json!({"path": path, "reason": "too_large", "limit": MAX_FILE_TOKENS}))
-        .collect();
-    doc.insert("skippedFiles".into(), skipped.into());
-    let decls: Vec<Value> = targets
-        .iter()
-        .map(|&m| Value::Object(index.method_node(m, args.include_source)))
-        .collect();
-    doc.insert("declarations".into(), Value::Array(decls));
-    let mut truncated = false;
-    if args.direction != Direction::Callees {
-        let (tree, cut) = index.tree(&targets, true, args);
-        doc.insert("callers".into(), tree.into());
-        truncated |= cut;
-    }
-    if args.direction != Direction::Callers {
-        let (tree, cut) = index.tree(&targets, false, args);
-        doc.insert("callees".into(), tree.into());
-        truncated |= cut;
-    }
-    doc.insert("truncated".into(), truncated.into());
-    Ok(doc)
+        },
+        depth: args.depth,
+        include_source: args.include_source,
+        files_parsed: index.files.len(),
+        syntax_errors: index.syntax_errors.clone(),
+        skipped_files: index
+            .skipped
+            .iter()
+            .map(|path| SkippedFile {
+                path: path.clone(),
+                reason: "too_large",
+                limit: MAX_FILE_TOKENS,
+            })
+            .collect(),
+        declarations,
+        callers,
+        callees,
+        truncated,
+    })
 }
 
 /// The `call_chain` tool, as [`crate::tools::REGISTRY`] runs it
@@ -1158,10 +1270,11 @@ pub struct CallChain;
 
 impl IdeTool for CallChain {
     type Args = ChainArgs;
+    type Body = ChainBody;
     fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
         parse(params)
     }
-    fn execute(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeError> {
+    fn execute(fs: &dyn Fs, args: &ChainArgs) -> Result<ChainBody, IdeError> {
         analyse(fs, args)
     }
 }
