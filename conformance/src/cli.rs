@@ -48,6 +48,27 @@ pub enum Command {
     /// The corpus compiled into this binary (`corpus export DIR`).
     #[command(subcommand)]
     Corpus(CorpusCommand),
+    /// Serve the engine's tools on a workspace as a Model Context Protocol server (stdio; Streamable HTTP with --listen).
+    Mcp(McpArgs),
+}
+
+/// `patchspec mcp`.
+#[derive(Clone, Debug, Args)]
+pub struct McpArgs {
+    /// The workspace the tools work on (every path is relative to it).
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. A loopback address
+    /// (127.0.0.1:PORT, [::1]:PORT) unless you name another one: anyone who can reach
+    /// ADDR can edit the workspace.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Expose only these tools (comma-separated wire names).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Expose only the tools that never write.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 /// `patchspec corpus …`.
@@ -102,6 +123,9 @@ pub enum Transport {
     Session,
     /// The runner is the websocket protocol's backend; the executor is a plugin that connects to it.
     Websocket,
+    /// The executor is an MCP server over stdio, started per case (`{root}` in an argument
+    /// becomes the case's workspace, also its working directory); each case is a `tools/call`.
+    Mcp,
 }
 
 /// The report written to stdout (or `--report-file`).
@@ -346,6 +370,7 @@ pub fn main() -> i32 {
         Command::Corpus(CorpusCommand::Export(a)) => crate::corpus_source::export(a),
         Command::Recover(a) => Ok(cmd_engine::recover(a)),
         Command::Trash(a) => Ok(cmd_engine::trash(a)),
+        Command::Mcp(a) => crate::cmd_mcp::mcp(a),
     };
     match result {
         Ok(code) => code,

@@ -20,6 +20,7 @@ use crate::workspace::ExecEnv;
 
 pub mod inprocess;
 pub mod launch;
+pub mod mcp;
 pub mod oneshot;
 pub mod process;
 pub mod session;
