@@ -5,7 +5,9 @@
 use crate::cli::McpArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::mcp::{exposed_tools, serve_http, serve_stdio, EngineServer, ServerOptions};
+use crate::mcp::{
+    exposed_tools, is_loopback, serve_http, serve_stdio, EngineServer, ServerOptions,
+};
 
 /// Run `patchspec mcp`; returns the exit code.
 pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
@@ -33,8 +35,15 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
     match args.listen {
         None => serve_stdio(server)?,
         Some(addr) => serve_http(server, addr, |bound| {
-            // The one line a script waits for (port 0 picks a free port).
+            // The first line a script waits for (port 0 picks a free port).
             eprintln!("patchspec mcp: listening on http://{bound}/mcp");
+            if !is_loopback(&bound) {
+                eprintln!(
+                    "patchspec mcp: warning: {bound} is not a loopback address: \
+                     anyone who can reach it can edit {}",
+                    options.root.display()
+                );
+            }
         })?,
     }
     Ok(exit::OK)

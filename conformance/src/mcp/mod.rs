@@ -63,6 +63,11 @@ pub const SESSION_META_KEY: &str = "dev.patchspec/session";
 /// "unsupportedTags": [...]}`); `check --transport mcp` reads it.
 pub const EXECUTOR_META_KEY: &str = "dev.patchspec/executor";
 
+/// The `_meta` key of a `tools/call` result that says how long the engine
+/// itself took, in microseconds (informational, like a `TOOL_RESULT`'s
+/// `executionTime`): what MCP adds is the round trip minus this.
+pub const ENGINE_MICROS_META_KEY: &str = "dev.patchspec/engineMicros";
+
 /// What `patchspec mcp` exposes, and where.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
@@ -257,14 +262,22 @@ impl ServerHandler for EngineServer {
         // The engine is synchronous and may fsync: a blocking thread, which
         // runs to its end even when the client goes away (never a half
         // commit), and which the runtime waits for before the process exits.
-        let outcome =
-            tokio::task::spawn_blocking(move || run_engine(&name, &params, &root, &session))
-                .await
-                .map_err(|e| {
-                    ErrorData::internal_error(format!("the engine call failed: {e}"), None)
-                })?
-                .map_err(|panic| ErrorData::internal_error(panic, None))?;
-        call_result(outcome.success, outcome.result, outcome.error).map(CallToolResponse::from)
+        let outcome = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            run_engine(&name, &params, &root, &session).map(|o| (o, started.elapsed()))
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("the engine call failed: {e}"), None))?
+        .map_err(|panic| ErrorData::internal_error(panic, None))?;
+        let (outcome, took) = outcome;
+        let mut result = call_result(outcome.success, outcome.result, outcome.error)?;
+        let mut meta = MetaObject::new();
+        meta.insert(
+            ENGINE_MICROS_META_KEY.into(),
+            json!(u64::try_from(took.as_micros()).unwrap_or(u64::MAX)),
+        );
+        result.meta = Some(meta);
+        Ok(CallToolResponse::from(result))
     }
 }
 
