@@ -16,7 +16,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use common::PATCHSPEC;
-use patchspec_conformance::mcp::catalog_shim::catalog; // SHIM
+use patchspec_engine::catalog::catalog;
 use serde_json::{json, Value};
 
 /// A `patchspec mcp` server on stdio.

@@ -30,6 +30,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod catalog;
 pub mod commit;
 pub mod diagnose;
 pub mod dispatch;

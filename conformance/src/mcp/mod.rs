@@ -36,9 +36,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub mod catalog_shim;
-use catalog_shim as catalog;
-use catalog_shim::ToolDefinition;
+use patchspec_engine::catalog::{self, ToolDefinition};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, Implementation, InitializeResult, JsonObject, ListToolsResult, MetaObject,

@@ -28,8 +28,12 @@
 //!    work in [`guarded`]. An IDE-protocol tool implements `ide::IdeTool`
 //!    instead and uses `ide::run_with` (and is `#[cfg(feature = "ide")]`).
 //! 2. Add one [`ToolEntry`] to [`REGISTRY`] (wire name, summary, whether it
-//!    writes, runner). Dispatch, `SUPPORTED_TOOLS`, the writer lock and the
-//!    HELLO of the reference executors follow from it.
+//!    writes, runner, its catalog description in
+//!    `src/catalog/descriptions/`, its side, and its params and result types
+//!    for the schemas: the params type the parser reads into, the result
+//!    type the tool serializes). Dispatch, `SUPPORTED_TOOLS`, the writer
+//!    lock, the HELLO of the reference executors and the tool catalog
+//!    ([`crate::catalog`], `patchspec catalog`) follow from it.
 //! 3. State the tool's cost bound in its module doc and hold it with a test
 //!    that counts steps.
 //! 4. Add its case to `engine/tests/tool_panics.rs` (the test fails until
@@ -40,12 +44,16 @@ use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
+use schemars::Schema;
+
+use crate::catalog::{schema_of, Side};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
 
 #[cfg(feature = "ide")]
 pub mod ide;
 pub mod tul;
+pub mod wire;
 
 #[cfg(feature = "ide")]
 use ide::{apply_change, call_chain, grep_file};
@@ -97,8 +105,22 @@ pub struct ToolEntry {
     pub writes: bool,
     /// Runs one call; a panic inside becomes the tool's internal error.
     pub run: Runner,
-    // Reserved: the params type and the catalog entry (a JSON schema of the
-    // params, for tool catalogs) join here when a catalog needs them.
+    /// The catalog description, written for a model: what the tool does,
+    /// when to use it, its rules and its errors
+    /// (`src/catalog/descriptions/<tool>.md`).
+    pub description: &'static str,
+    /// Where the tool executes, per its spec.
+    pub side: Side,
+    /// The JSON Schema of the params, from the type the parser reads them into.
+    pub params_schema: fn() -> Schema,
+    /// The JSON Schema of the result document, from the type the tool serializes.
+    pub result_schema: fn() -> Schema,
+}
+
+macro_rules! description {
+    ($file:literal) => {
+        include_str!(concat!("../catalog/descriptions/", $file, ".md"))
+    };
 }
 
 /// Every tool this engine implements, in the order executors announce them.
@@ -110,24 +132,40 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "apply an apply_patch envelope (add, delete, update, move files) atomically",
         writes: true,
         run: apply_patch::run_with,
+        description: description!("apply_patch"),
+        side: Side::Client,
+        params_schema: schema_of::<apply_patch::ApplyPatchParams>,
+        result_schema: schema_of::<apply_patch::ApplyPatchDocument<'static>>,
     },
     ToolEntry {
         name: "workspace_write_patch",
         summary: "apply a batch of line-numbered changes, checked against each file's SHA-256",
         writes: true,
         run: write_patch::run_with,
+        description: description!("workspace_write_patch"),
+        side: Side::Client,
+        params_schema: schema_of::<write_patch::WritePatchParams>,
+        result_schema: schema_of::<write_patch::WritePatchDocument>,
     },
     ToolEntry {
         name: "workspace_create_file",
         summary: "create a text file (or replace one when overwrite is true), atomically",
         writes: true,
         run: create_file::run_with,
+        description: description!("workspace_create_file"),
+        side: Side::Client,
+        params_schema: schema_of::<create_file::CreateFileParams<'static>>,
+        result_schema: schema_of::<create_file::CreateFileResult>,
     },
     ToolEntry {
         name: "workspace.read_file",
         summary: "read a file by its DocPath, with ActiveFiles precedence",
         writes: false,
         run: read_file::run_with,
+        description: description!("workspace.read_file"),
+        side: Side::Server,
+        params_schema: schema_of::<read_file::ReadFileArgs>,
+        result_schema: schema_of::<read_file::ReadFileDocument<'static>>,
     },
     #[cfg(feature = "ide")]
     ToolEntry {
@@ -135,6 +173,10 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: a file's text, whole or a window of lines",
         writes: false,
         run: ide::run_with::<ide::read_file::IdeReadFile>,
+        description: description!("read_file"),
+        side: Side::Client,
+        params_schema: schema_of::<ide::read_file::ReadFileParams>,
+        result_schema: schema_of::<ide::IdeDocument<'static, ide::read_file::ReadBody>>,
     },
     #[cfg(feature = "ide")]
     ToolEntry {
@@ -143,6 +185,10 @@ pub const REGISTRY: &[ToolEntry] = &[
             "IDE: the lines of a file, a directory or the workspace matching a literal or regex",
         writes: false,
         run: ide::run_with::<grep_file::GrepFile>,
+        description: description!("grep_file"),
+        side: Side::Client,
+        params_schema: schema_of::<grep_file::GrepFileParams>,
+        result_schema: schema_of::<ide::IdeDocument<'static, grep_file::GrepBody>>,
     },
     #[cfg(feature = "ide")]
     ToolEntry {
@@ -150,6 +196,10 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: one SEARCH/REPLACE edit of one file, or the creation of a file",
         writes: true,
         run: ide::run_with::<apply_change::ApplyChange>,
+        description: description!("apply_change"),
+        side: Side::Client,
+        params_schema: schema_of::<apply_change::ApplyChangeParams>,
+        result_schema: schema_of::<ide::IdeDocument<'static, apply_change::ChangeBody>>,
     },
     #[cfg(feature = "ide")]
     ToolEntry {
@@ -157,6 +207,10 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: who calls a Java method and what it calls, to a given depth",
         writes: false,
         run: ide::run_with::<call_chain::CallChain>,
+        description: description!("call_chain"),
+        side: Side::Client,
+        params_schema: schema_of::<call_chain::CallChainParams>,
+        result_schema: schema_of::<ide::IdeDocument<'static, call_chain::ChainBody>>,
     },
 ];
 

@@ -28,7 +28,9 @@
 //! `work_is_linear_*` tests count the steps.
 
 use memchr::memmem;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::commit::{commit, Change};
 use crate::fs::{parent_of, EntryKind, Fs};
@@ -41,6 +43,44 @@ use crate::tools::ide::{io_error, path_error, IdeError, IdeTool, Params};
 /// At most this many line numbers are listed in a `multiple_matches` or
 /// `no_match` error.
 pub const MAX_LINES_REPORTED: usize = 20;
+
+/// The params of `apply_change`, for the catalog's schema; [`parse`] reads
+/// them into [`ChangeArgs`] (the corpus test holds the two in agreement).
+/// Unknown keys are ignored; `null` counts as absent.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "apply_change params")]
+pub struct ApplyChangeParams {
+    /// The file, relative to the workspace root (`/`-separated).
+    #[schemars(regex(pattern = r"\S"))]
+    pub relative_path: String,
+    /// The exact text to replace: it must occur exactly once in the file
+    /// (line endings compare as LF). Absent, `null` or empty: create the file.
+    pub search_content: Option<String>,
+    /// The replacement text (or the new file's whole content).
+    pub replace_content: String,
+    /// What the change is for; echoed back.
+    pub description: Option<String>,
+}
+
+/// The success body of `apply_change`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ChangeBody {
+    /// The path, normalised.
+    pub path: String,
+    /// `create` or `modify`.
+    #[schemars(extend("enum" = ["create", "modify"]))]
+    pub operation: &'static str,
+    /// False when the edit changed nothing (and nothing was written).
+    pub changed: bool,
+    /// The line where the replaced text starts (1 for a created file).
+    pub line: usize,
+    /// Lowercase hex SHA-256 of the file as it now is.
+    pub sha256: String,
+    /// The call's `description`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
 
 /// Checked params.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -270,7 +310,7 @@ fn plan_modify(
 }
 
 /// Apply `args` to the workspace of `fs`.
-pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeError> {
+pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
     let raw = args.path.as_str();
     let g = resolve(fs, raw, GuardOptions::for_writing())
         .map_err(|e| path_error("relativePath", raw, &e))?;
@@ -346,16 +386,14 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeEr
                 .with("rolledBack", e.rollback())
         })?;
     }
-    let mut doc = Map::new();
-    doc.insert("path".into(), path.into());
-    doc.insert("operation".into(), operation.into());
-    doc.insert("changed".into(), changed.into());
-    doc.insert("line".into(), line.into());
-    doc.insert("sha256".into(), sha256_hex(&bytes).into());
-    if let Some(d) = &args.description {
-        doc.insert("description".into(), d.as_str().into());
-    }
-    Ok(doc)
+    Ok(ChangeBody {
+        path: path.to_string(),
+        operation,
+        changed,
+        line,
+        sha256: sha256_hex(&bytes),
+        description: args.description.clone(),
+    })
 }
 
 /// The `apply_change` tool, as [`crate::tools::REGISTRY`] runs it
@@ -364,10 +402,11 @@ pub struct ApplyChange;
 
 impl IdeTool for ApplyChange {
     type Args = ChangeArgs;
+    type Body = ChangeBody;
     fn parse(params: &Value) -> Result<ChangeArgs, IdeError> {
         parse(params)
     }
-    fn execute(fs: &dyn Fs, args: &ChangeArgs) -> Result<Map<String, Value>, IdeError> {
+    fn execute(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
         apply(fs, args)
     }
 }
@@ -531,7 +570,7 @@ mod tests {
             parse(&json!({"relativePath": "run.sh", "searchContent": "a", "replaceContent": "b"}))
                 .unwrap();
         let doc = apply(&fs, &args).unwrap();
-        assert_eq!(doc["changed"], true);
+        assert!(doc.changed);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "echo b\n");
         assert_eq!(
             std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,

@@ -43,6 +43,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tree_sitter::Node;
 
@@ -78,6 +80,69 @@ pub enum Direction {
     Callees,
     /// Both.
     Both,
+}
+
+/// The params of `call_chain`, for the catalog's schema; [`parse`] reads
+/// them into [`ChainArgs`] (the corpus test holds the two in agreement).
+/// Unknown keys are ignored; `null` counts as absent.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "call_chain params")]
+pub struct CallChainParams {
+    /// The target, `ClassName.methodName`: the class part a type's simple
+    /// name or a dotted suffix of its qualified name (`pkg.Outer.Inner.run`).
+    #[schemars(regex(pattern = r"^\s*[^.\s][^\s]*\.[^.\s]+\s*$"))]
+    pub method: String,
+    /// `callers`, `callees` or `both` (default).
+    pub direction: Option<ChainDirection>,
+    /// Levels to follow (1 to 10, default 1).
+    #[schemars(range(min = 1, max = 10))]
+    pub depth: Option<u64>,
+    /// Include each declaration's source text (default false).
+    pub include_source: Option<bool>,
+}
+
+/// `direction` of `call_chain`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChainDirection {
+    /// Who calls the method.
+    Callers,
+    /// What the method calls.
+    Callees,
+    /// Both trees.
+    Both,
+}
+
+/// The success body of `call_chain`. The tree nodes' shape (method,
+/// class, file, line, call sites, children) is in docs/ide-tools.md; their
+/// schema here says only that they are objects.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainBody {
+    /// `method`, as given.
+    pub method: String,
+    /// The direction followed.
+    #[schemars(extend("enum" = ["callers", "callees", "both"]))]
+    pub direction: &'static str,
+    /// The depth followed.
+    pub depth: u64,
+    /// Whether declarations carry their source.
+    pub include_source: bool,
+    /// `.java` files parsed.
+    pub files_parsed: usize,
+    /// Files with syntax errors (parsed anyway, error-tolerant).
+    pub syntax_errors: Vec<String>,
+    /// Every overload of the target.
+    pub declarations: Vec<Map<String, Value>>,
+    /// The callers tree (absent when `direction` is `callees`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callers: Option<Vec<Value>>,
+    /// The callees tree (absent when `direction` is `callers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callees: Option<Vec<Value>>,
+    /// True when a tree was cut at the node limit.
+    pub truncated: bool,
 }
 
 /// Checked params.
@@ -1005,42 +1070,37 @@ impl Index {
 }
 
 /// Run the analysis on the workspace of `fs`.
-pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeError> {
+pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<ChainBody, IdeError> {
     let index = Index::build(fs)?;
     let targets = index.target(args)?;
-    let mut doc = Map::new();
-    doc.insert("method".into(), args.method.as_str().into());
-    doc.insert(
-        "direction".into(),
-        match args.direction {
+    let declarations = targets
+        .iter()
+        .map(|&m| index.method_node(m, args.include_source))
+        .collect();
+    let mut truncated = false;
+    let mut tree = |up: bool| {
+        let (tree, cut) = index.tree(&targets, up, args);
+        truncated |= cut;
+        tree
+    };
+    let callers = (args.direction != Direction::Callees).then(|| tree(true));
+    let callees = (args.direction != Direction::Callers).then(|| tree(false));
+    Ok(ChainBody {
+        method: args.method.clone(),
+        direction: match args.direction {
             Direction::Callers => "callers",
             Direction::Callees => "callees",
             Direction::Both => "both",
-        }
-        .into(),
-    );
-    doc.insert("depth".into(), args.depth.into());
-    doc.insert("includeSource".into(), args.include_source.into());
-    doc.insert("filesParsed".into(), index.files.len().into());
-    doc.insert("syntaxErrors".into(), index.syntax_errors.clone().into());
-    let decls: Vec<Value> = targets
-        .iter()
-        .map(|&m| Value::Object(index.method_node(m, args.include_source)))
-        .collect();
-    doc.insert("declarations".into(), Value::Array(decls));
-    let mut truncated = false;
-    if args.direction != Direction::Callees {
-        let (tree, cut) = index.tree(&targets, true, args);
-        doc.insert("callers".into(), tree.into());
-        truncated |= cut;
-    }
-    if args.direction != Direction::Callers {
-        let (tree, cut) = index.tree(&targets, false, args);
-        doc.insert("callees".into(), tree.into());
-        truncated |= cut;
-    }
-    doc.insert("truncated".into(), truncated.into());
-    Ok(doc)
+        },
+        depth: args.depth,
+        include_source: args.include_source,
+        files_parsed: index.files.len(),
+        syntax_errors: index.syntax_errors.clone(),
+        declarations,
+        callers,
+        callees,
+        truncated,
+    })
 }
 
 /// The `call_chain` tool, as [`crate::tools::REGISTRY`] runs it
@@ -1049,10 +1109,11 @@ pub struct CallChain;
 
 impl IdeTool for CallChain {
     type Args = ChainArgs;
+    type Body = ChainBody;
     fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
         parse(params)
     }
-    fn execute(fs: &dyn Fs, args: &ChainArgs) -> Result<Map<String, Value>, IdeError> {
+    fn execute(fs: &dyn Fs, args: &ChainArgs) -> Result<ChainBody, IdeError> {
         analyse(fs, args)
     }
 }

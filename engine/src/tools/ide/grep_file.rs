@@ -37,7 +37,9 @@ use ignore::types::{Types, TypesBuilder};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
@@ -71,6 +73,86 @@ pub enum FileType {
     Named(String),
     /// An extension with its dot (`.kt`).
     Extension(String),
+}
+
+/// The params of `grep_file`, for the catalog's schema; [`parse`] reads
+/// them into [`GrepArgs`] (the corpus test holds the two in agreement).
+/// Unknown keys (`projectKey`, `webSocketSessionId`) are ignored; `null`
+/// counts as absent. Integers must be JSON integers.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[schemars(title = "grep_file params")]
+pub struct GrepFileParams {
+    /// What to find within one line: a literal (default) or, with
+    /// `regex: true`, a regex (RE2-like syntax: no look-around, no
+    /// back-references). Must not be empty nor contain a newline.
+    #[schemars(length(min = 1), regex(pattern = r"^[^\n]*$"))]
+    pub pattern: String,
+    /// A file or directory relative to the workspace root; absent: the
+    /// whole workspace (hidden entries, build output and `.gitignore`d
+    /// files are skipped).
+    #[serde(rename = "relativePath")]
+    pub relative_path: Option<String>,
+    /// Treat `pattern` as a regex (default false).
+    pub regex: Option<bool>,
+    /// Match case exactly (default false: Unicode simple case folding).
+    pub case_sensitive: Option<bool>,
+    /// Lines of context before and after each match (default 0).
+    #[schemars(range(min = 0))]
+    pub context_lines: Option<u64>,
+    /// At most this many matching lines (default 20); `totalMatches` counts them all.
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+    /// `all` (default), a ripgrep type name (`java`, `rust`, `py`, ...) or
+    /// an extension with its dot (`.kt`).
+    pub file_type: Option<String>,
+}
+
+/// The success body of `grep_file`: the call's settings as applied, the
+/// counts, and the matches in path order then line order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepBody {
+    /// The pattern, as given.
+    pub pattern: String,
+    /// Whether it was a regex.
+    pub regex: bool,
+    /// Whether case mattered.
+    pub case_sensitive: bool,
+    /// The path searched, normalised; `null` for the whole workspace.
+    pub relative_path: Option<String>,
+    /// The file type filter.
+    pub file_type: String,
+    /// Context lines per side.
+    pub context_lines: u64,
+    /// The match limit.
+    pub limit: u64,
+    /// Files read and searched (binary files are not).
+    pub files_searched: u64,
+    /// Files with at least one match.
+    pub files_with_matches: u64,
+    /// Every matching line, listed or not.
+    pub total_matches: u64,
+    /// True when some matches are not listed (`limit` or the size cap).
+    pub truncated: bool,
+    /// The listed matches.
+    pub matches: Vec<GrepMatch>,
+}
+
+/// One matching line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct GrepMatch {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// The line number (1-based).
+    pub line: u64,
+    /// The line's text, without its ending.
+    pub text: String,
+    /// Up to `context_lines` lines before (present when `context_lines` > 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Vec<String>>,
+    /// Up to `context_lines` lines after (present when `context_lines` > 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Vec<String>>,
 }
 
 /// Checked params.
@@ -352,11 +434,11 @@ pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
 }
 
 /// Search the workspace of `fs`.
-pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<Map<String, Value>, IdeError> {
+pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<GrepBody, IdeError> {
     let mut re = matcher(args)?;
     let types = types_for(&args.file_type)?;
     let (shown_path, files) = match &args.path {
-        None => (Value::Null, walk_files(fs, "", types.as_ref())?),
+        None => (None, walk_files(fs, "", types.as_ref())?),
         Some(raw) => {
             let g = resolve(fs, raw, GuardOptions::default())
                 .map_err(|e| path_error("relativePath", raw, &e))?;
@@ -366,7 +448,7 @@ pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<Map<String, Value>, IdeError
                 Ok(_) => return Err(not_found(&g.normalized)),
                 Err(e) => return Err(io_error(&g.normalized, &e)),
             };
-            (Value::String(g.normalized), files)
+            (Some(g.normalized), files)
         }
     };
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
@@ -412,45 +494,48 @@ pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<Map<String, Value>, IdeError
         }
         with_matches += u64::from(any);
     }
-    let mut doc = Map::new();
-    doc.insert("pattern".into(), args.pattern.as_str().into());
-    doc.insert("regex".into(), args.regex.into());
-    doc.insert("caseSensitive".into(), args.case_sensitive.into());
-    doc.insert("relativePath".into(), shown_path);
-    doc.insert(
-        "fileType".into(),
-        match &args.file_type {
+    Ok(GrepBody {
+        pattern: args.pattern.clone(),
+        regex: args.regex,
+        case_sensitive: args.case_sensitive,
+        relative_path: shown_path,
+        file_type: match &args.file_type {
             FileType::All => "all".into(),
-            FileType::Named(s) | FileType::Extension(s) => s.as_str().into(),
+            FileType::Named(s) | FileType::Extension(s) => s.clone(),
         },
-    );
-    doc.insert("contextLines".into(), args.context_lines.into());
-    doc.insert("limit".into(), args.limit.into());
-    doc.insert("filesSearched".into(), searched.into());
-    doc.insert("filesWithMatches".into(), with_matches.into());
-    doc.insert("totalMatches".into(), total.into());
-    doc.insert("truncated".into(), (total > matches.len() as u64).into());
-    doc.insert("matches".into(), Value::Array(matches));
-    Ok(doc)
+        context_lines: args.context_lines,
+        limit: args.limit,
+        files_searched: searched,
+        files_with_matches: with_matches,
+        total_matches: total,
+        truncated: total > matches.len() as u64,
+        matches,
+    })
 }
 
-fn text(bytes: &[u8]) -> Value {
-    Value::String(String::from_utf8_lossy(bytes).into_owned())
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn one_match(path: &str, lines: &Lines<'_>, i: usize, with_context: bool, c: usize) -> Value {
-    let mut m = json!({"path": path, "line": i + 1, "text": text(lines.content(i))});
-    if with_context {
-        let before: Vec<Value> = (i.saturating_sub(c)..i)
+fn one_match(path: &str, lines: &Lines<'_>, i: usize, with_context: bool, c: usize) -> GrepMatch {
+    let (before, after) = if with_context {
+        let before = (i.saturating_sub(c)..i)
             .map(|j| text(lines.content(j)))
             .collect();
-        let after: Vec<Value> = (i + 1..lines.len().min(i.saturating_add(c).saturating_add(1)))
+        let after = (i + 1..lines.len().min(i.saturating_add(c).saturating_add(1)))
             .map(|j| text(lines.content(j)))
             .collect();
-        m["before"] = Value::Array(before);
-        m["after"] = Value::Array(after);
+        (Some(before), Some(after))
+    } else {
+        (None, None)
+    };
+    GrepMatch {
+        path: path.to_string(),
+        line: i as u64 + 1,
+        text: text(lines.content(i)),
+        before,
+        after,
     }
-    m
 }
 
 /// The `grep_file` tool, as [`crate::tools::REGISTRY`] runs it
@@ -459,10 +544,11 @@ pub struct GrepFile;
 
 impl IdeTool for GrepFile {
     type Args = GrepArgs;
+    type Body = GrepBody;
     fn parse(params: &Value) -> Result<GrepArgs, IdeError> {
         parse(params)
     }
-    fn execute(fs: &dyn Fs, args: &GrepArgs) -> Result<Map<String, Value>, IdeError> {
+    fn execute(fs: &dyn Fs, args: &GrepArgs) -> Result<GrepBody, IdeError> {
         grep(fs, args)
     }
 }
@@ -470,6 +556,7 @@ impl IdeTool for GrepFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Map};
 
     fn args(v: Value) -> GrepArgs {
         parse(&v).unwrap()
@@ -487,7 +574,14 @@ mod tests {
 
     fn run_on(dir: &tempfile::TempDir, v: Value) -> Result<Map<String, Value>, IdeError> {
         let fs = crate::fs::RealFs::open(dir.path()).unwrap();
-        grep(&fs, &parse(&v)?)
+        grep(&fs, &parse(&v)?).map(|body| as_map(&body))
+    }
+
+    fn as_map(body: &GrepBody) -> Map<String, Value> {
+        match crate::tools::wire::document(body) {
+            Value::Object(m) => m,
+            other => panic!("not an object: {other}"),
+        }
     }
 
     /// The walk goes through the workspace's `Fs`: a fault listing a

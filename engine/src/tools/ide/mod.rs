@@ -31,7 +31,11 @@ use std::rc::Rc;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::types::Types;
 use ignore::Match;
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::tools::wire::{Failed, Succeeded};
 
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{file_name_of, EntryKind, Fs};
@@ -76,22 +80,62 @@ impl IdeError {
 
     /// The failure document.
     pub fn to_json(&self) -> Value {
-        json!({
-            "success": false,
-            "error": {"kind": self.kind, "message": self.message, "details": self.details},
+        crate::tools::wire::document::<IdeDocument<'_, ()>>(&IdeDocument::Refused {
+            success: Failed::default(),
+            error: IdeErrorBody {
+                kind: self.kind,
+                message: &self.message,
+                details: &self.details,
+            },
         })
     }
+}
+
+/// The result document of an IDE tool whose success body is `T`: the body
+/// with `"success": true` first, or the one failure shape all four share.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IdeDocument<'a, T> {
+    /// The tool did what was asked.
+    Done {
+        /// Always `true` here.
+        success: Succeeded,
+        /// The tool's own fields.
+        #[serde(flatten)]
+        body: T,
+    },
+    /// The tool refused or failed; nothing was changed.
+    Refused {
+        /// Always `false` here.
+        success: Failed,
+        /// Why.
+        error: IdeErrorBody<'a>,
+    },
+}
+
+/// `error` of a failed IDE tool call.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct IdeErrorBody<'a> {
+    /// The error kind (`invalid_params`, `not_found`, `no_match`,
+    /// `multiple_matches`, `already_exists`, `outside_workspace`, ...;
+    /// docs/ide-tools.md).
+    pub kind: &'a str,
+    /// One line for a human or a model.
+    pub message: &'a str,
+    /// Where and why (`field` and `reason` for `invalid_params`, `path`,
+    /// `lines`, `count`, ...).
+    pub details: &'a Map<String, Value>,
 }
 
 /// Turn a tool's result into the wire outcome. A success document gets
 /// `"success": true` as its first member; a panic inside `run` becomes an
 /// `internal_error` document (the engine never panics on input, but a bug
 /// must not take the executor down).
-pub fn outcome(run: impl FnOnce() -> Result<Map<String, Value>, IdeError>) -> ToolOutcome {
+pub fn outcome<T: Serialize>(run: impl FnOnce() -> Result<T, IdeError>) -> ToolOutcome {
     guarded(
         || document(run()),
         || {
-            document(Err(IdeError::new(
+            document::<()>(Err(IdeError::new(
                 "internal_error",
                 "an unexpected error occurred (a bug in the engine)",
             )))
@@ -105,10 +149,12 @@ pub fn outcome(run: impl FnOnce() -> Result<Map<String, Value>, IdeError>) -> To
 pub trait IdeTool {
     /// The checked params.
     type Args;
+    /// The success body: the document's fields after `"success": true`.
+    type Body: Serialize;
     /// Check the params before any filesystem work.
     fn parse(params: &Value) -> Result<Self::Args, IdeError>;
     /// Run the tool on the opened workspace; the success body, without `"success"`.
-    fn execute(fs: &dyn Fs, args: &Self::Args) -> Result<Map<String, Value>, IdeError>;
+    fn execute(fs: &dyn Fs, args: &Self::Args) -> Result<Self::Body, IdeError>;
 }
 
 /// Run IDE tool `T` on one call, opening the workspace with `open`: the
@@ -123,18 +169,16 @@ pub fn run_with<T: IdeTool>(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutco
     })
 }
 
-fn document(result: Result<Map<String, Value>, IdeError>) -> ToolOutcome {
+fn document<T: Serialize>(result: Result<T, IdeError>) -> ToolOutcome {
     match result {
-        Ok(body) => {
-            let mut doc = Map::new();
-            doc.insert("success".into(), Value::Bool(true));
-            doc.extend(body);
-            ToolOutcome {
-                success: true,
-                result: Value::Object(doc),
-                error: None,
-            }
-        }
+        Ok(body) => ToolOutcome {
+            success: true,
+            result: crate::tools::wire::document(&IdeDocument::Done {
+                success: Succeeded::default(),
+                body,
+            }),
+            error: None,
+        },
         Err(e) => ToolOutcome {
             success: false,
             error: Some(e.message.clone()),
@@ -547,6 +591,7 @@ pub(crate) mod tests {
     use crate::fs::{FaultFs, FsOp, RealFs};
     use crate::tools::OpenFs;
     use proptest::prelude::*;
+    use serde_json::json;
 
     /// Call a workspace-walking tool (`grep_file`, `call_chain`) on `root`
     /// through a [`FaultFs`]: a fault at the `k`-th listing or read gives

@@ -15,7 +15,11 @@
 //! that are not UTF-8 become U+FFFD and the document says
 //! `"encoding": "utf-8-lossy"`. Read-only: nothing is written.
 
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use crate::tools::tul::read_file::Encoding;
 
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
@@ -53,6 +57,51 @@ pub struct ReadArgs {
     pub path: String,
     /// The lines wanted.
     pub window: Window,
+}
+
+/// The params of `read_file`, for the catalog's schema; [`parse`] reads
+/// them into [`ReadArgs`] (the corpus test holds the two in agreement).
+/// Unknown keys (`projectKey`, `webSocketSessionId`) are ignored; `null`
+/// counts as absent. Integers must be JSON integers.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[schemars(title = "read_file params")]
+pub struct ReadFileParams {
+    /// The file, relative to the workspace root (`/`-separated).
+    #[serde(rename = "relativePath")]
+    #[schemars(regex(pattern = r"\S"))]
+    pub relative_path: String,
+    /// The line to centre the window on (1-based); not together with
+    /// `start_line`/`end_line`.
+    #[schemars(range(min = 1))]
+    pub line: Option<u64>,
+    /// Lines on each side of `line` (default 20).
+    #[schemars(range(min = 0))]
+    pub context_lines: Option<u64>,
+    /// First line of an explicit range (1-based, inclusive).
+    #[schemars(range(min = 1))]
+    pub start_line: Option<u64>,
+    /// Last line of an explicit range (inclusive; clamped to the file).
+    #[schemars(range(min = 1))]
+    pub end_line: Option<u64>,
+}
+
+/// The success body of `read_file`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadBody {
+    /// The path, normalised.
+    pub path: String,
+    /// Lines in the file.
+    pub total_lines: u64,
+    /// First line returned (1-based).
+    pub start_line: u64,
+    /// Last line returned (inclusive; `startLine - 1` when none).
+    pub end_line: u64,
+    /// The window's text, line endings included, without a leading BOM.
+    pub content: String,
+    /// Present when bytes that are not UTF-8 became U+FFFD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<Encoding>,
 }
 
 /// Check the params (C-ide-params), before any I/O.
@@ -128,7 +177,7 @@ pub fn resolve_window(window: Window, n: u64) -> Result<(u64, u64), IdeError> {
 }
 
 /// Read `args` from the workspace of `fs`.
-pub fn read(fs: &dyn Fs, args: &ReadArgs) -> Result<Map<String, Value>, IdeError> {
+pub fn read(fs: &dyn Fs, args: &ReadArgs) -> Result<ReadBody, IdeError> {
     let raw = args.path.as_str();
     let guarded = resolve(fs, raw, GuardOptions::default())
         .map_err(|e| path_error("relativePath", raw, &e))?;
@@ -160,16 +209,14 @@ pub fn read(fs: &dyn Fs, args: &ReadArgs) -> Result<Map<String, Value>, IdeError
     };
     let text = String::from_utf8_lossy(&bytes[from..to]);
     let lossy = matches!(text, std::borrow::Cow::Owned(_));
-    let mut doc = Map::new();
-    doc.insert("path".into(), path.into());
-    doc.insert("totalLines".into(), n.into());
-    doc.insert("startLine".into(), first.into());
-    doc.insert("endLine".into(), last.into());
-    doc.insert("content".into(), text.into_owned().into());
-    if lossy {
-        doc.insert("encoding".into(), "utf-8-lossy".into());
-    }
-    Ok(doc)
+    Ok(ReadBody {
+        path: path.to_string(),
+        total_lines: n,
+        start_line: first,
+        end_line: last,
+        content: text.into_owned(),
+        encoding: lossy.then_some(Encoding::Utf8Lossy),
+    })
 }
 
 /// The `not_found` error for `path`.
@@ -183,10 +230,11 @@ pub struct IdeReadFile;
 
 impl IdeTool for IdeReadFile {
     type Args = ReadArgs;
+    type Body = ReadBody;
     fn parse(params: &Value) -> Result<ReadArgs, IdeError> {
         parse(params)
     }
-    fn execute(fs: &dyn Fs, args: &ReadArgs) -> Result<Map<String, Value>, IdeError> {
+    fn execute(fs: &dyn Fs, args: &ReadArgs) -> Result<ReadBody, IdeError> {
         read(fs, args)
     }
 }
@@ -299,9 +347,9 @@ mod tests {
             window: w,
         };
         let doc = read(&fs, &args(Window::Whole)).unwrap();
-        assert_eq!(doc["content"], "one\r\ntwo\r\nthree");
-        assert_eq!(doc["path"], "a.txt");
-        assert_eq!(doc["totalLines"], 3);
+        assert_eq!(doc.content, "one\r\ntwo\r\nthree");
+        assert_eq!(doc.path, "a.txt");
+        assert_eq!(doc.total_lines, 3);
         let doc = read(
             &fs,
             &args(Window::Around {
@@ -310,7 +358,7 @@ mod tests {
             }),
         )
         .unwrap();
-        assert_eq!(doc["content"], "two\r\n");
+        assert_eq!(doc.content, "two\r\n");
         let doc = read(
             &fs,
             &args(Window::Range {
@@ -319,7 +367,7 @@ mod tests {
             }),
         )
         .unwrap();
-        assert_eq!(doc["content"], "three");
-        assert!(!doc.contains_key("encoding"));
+        assert_eq!(doc.content, "three");
+        assert_eq!(doc.encoding, None);
     }
 }

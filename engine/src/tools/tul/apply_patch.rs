@@ -22,6 +22,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::commit::{commit, Change};
@@ -33,10 +35,92 @@ use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
 use crate::hints::{self, Looking};
 use crate::matching::{apply_hunks, HunkError, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
+use crate::tools::wire::{Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};
 
+/// The params of `apply_patch`, as [`parse_params`] reads them (into the
+/// patch text and [`ApplyOptions`]). Other keys are ignored; `null` counts as
+/// absent.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "apply_patch params")]
+pub struct ApplyPatchParams {
+    /// The whole envelope: `*** Begin Patch`, one or more file sections
+    /// (`*** Add File: <path>`, `*** Update File: <path>` with `@@` hunks,
+    /// `*** Delete File: <path>`, `*** Move File: <from> -> <to>` or an
+    /// Update followed by `*** Move to: <path>`), then `*** End Patch`.
+    /// Paths are workspace-relative and `/`-separated.
+    pub patch: String,
+    /// Stale-file guard: path → the lowercase or uppercase hex SHA-256 the
+    /// file must have now, or `""` for "this path must not exist". A file
+    /// whose hash differs refuses the whole call with `stale_file`.
+    pub expected_sha256_by_path: Option<std::collections::BTreeMap<String, ExpectedSha256>>,
+    /// `true` (the default): all sections or none. `false`: sections are
+    /// committed one by one and the run stops at the first failing one
+    /// (`data.changedFiles` lists what was written).
+    pub atomic: Option<bool>,
+}
+
+/// One value of `expectedSha256ByPath`: 64 hex digits, or `""`.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[schemars(inline)]
+pub struct ExpectedSha256(
+    /// 64 hex digits (either case), or `""` for "must not exist".
+    #[schemars(regex(pattern = r"^([0-9a-fA-F]{64})?$"))]
+    pub String,
+);
+
+/// The result document of `apply_patch`: `data` on success and failure
+/// alike (on failure a patchspec extension: what a non-atomic run wrote).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(title = "apply_patch result")]
+pub enum ApplyPatchDocument<'a> {
+    /// Every section applied.
+    Applied {
+        /// Always `true` here.
+        success: Succeeded,
+        /// What changed.
+        data: ApplyData<'a>,
+    },
+    /// The call was refused (atomic: nothing changed) or stopped
+    /// (non-atomic: `data.changedFiles` were written).
+    Refused {
+        /// Always `false` here.
+        success: Failed,
+        /// Why.
+        error: ApplyPatchError<'a>,
+        /// What was written before the failure (empty when atomic).
+        data: ApplyData<'a>,
+    },
+}
+
+/// `data` of an `apply_patch` result.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyData<'a> {
+    /// The files changed, in section order.
+    pub changed_files: &'a [ChangedFile],
+    /// The `atomic` mode the call ran in.
+    pub atomic: bool,
+}
+
+/// `error` of a refused `apply_patch` call.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ApplyPatchError<'a> {
+    /// The error kind (patch-envelope.md's vocabulary).
+    pub kind: ErrorKind,
+    /// One line naming the file, the hunk and the reason; ends with
+    /// `; hint: …` when `details.hint` is set.
+    pub message: String,
+    /// Structured details: `path`, `hunkIndex`, `reason`, `line`,
+    /// `expected`/`actual`, `diagnosis`, `hint`, `similarPaths`, … (docs/tools.md).
+    pub details: &'a Map<String, Value>,
+}
+
 /// The error kinds of patch-envelope.md, as they appear on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The envelope does not follow the grammar.
@@ -117,27 +201,17 @@ impl PatchError {
     }
 }
 
-/// What a section did, for `changedFiles`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a section did, for `changedFiles` (serialized as is).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ChangedFile {
-    /// `add`, `update`, `delete` or `move`.
-    pub operation: &'static str,
     /// The path as normalised (for a move, the destination).
     pub path: String,
+    /// `add`, `update`, `delete` or `move`.
+    #[schemars(extend("enum" = ["add", "update", "delete", "move"]))]
+    pub operation: &'static str,
     /// For a move, the source.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-}
-
-impl ChangedFile {
-    fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("path".into(), self.path.clone().into());
-        m.insert("operation".into(), self.operation.into());
-        if let Some(from) = &self.from {
-            m.insert("from".into(), from.clone().into());
-        }
-        Value::Object(m)
-    }
 }
 
 /// How to apply.
@@ -244,25 +318,33 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
 
 /// Build the wire outcome of an [`Applied`].
 pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
-    let data = json!({
-        "changedFiles": applied.changed_files.iter().map(ChangedFile::to_json).collect::<Vec<_>>(),
-        "atomic": atomic,
-    });
+    let data = ApplyData {
+        changed_files: &applied.changed_files,
+        atomic,
+    };
     match &applied.error {
         None => ToolOutcome {
             success: true,
-            result: json!({"success": true, "data": data}),
+            result: crate::tools::wire::document(&ApplyPatchDocument::Applied {
+                success: Succeeded::default(),
+                data,
+            }),
             error: None,
         },
         Some(e) => {
             let message = e.message_with_hint();
+            let result = crate::tools::wire::document(&ApplyPatchDocument::Refused {
+                success: Failed::default(),
+                error: ApplyPatchError {
+                    kind: e.kind,
+                    message: message.clone(),
+                    details: &e.details,
+                },
+                data,
+            });
             ToolOutcome {
                 success: false,
-                result: json!({
-                    "success": false,
-                    "error": {"kind": e.kind.as_str(), "message": message, "details": Value::Object(e.details.clone())},
-                    "data": data,
-                }),
+                result,
                 error: Some(message),
             }
         }

@@ -24,7 +24,9 @@
 //! ignored. Left out: a lock against a concurrent writer creating the file
 //! between the existence check and the rename (the rename would replace it).
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::commit::{commit, missing_parents, Change, CREATING_DIRECTORY};
 use crate::dispatch::{ToolCall, ToolOutcome};
@@ -51,8 +53,28 @@ impl Default for CreateFileOptions {
     }
 }
 
+/// The arguments of `workspace_create_file` (TUL-004 §4.2), as
+/// [`parse_params`] reads them. Unknown fields are ignored; `null` counts as
+/// absent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[schemars(title = "workspace_create_file params")]
+pub struct CreateFileParams<'a> {
+    /// Workspace-relative path of the file, `/`-separated (`\\` is accepted
+    /// as a separator). Must not be absolute, must not leave the workspace
+    /// (`..` above the root), must not name a directory. Missing parent
+    /// directories are created.
+    #[schemars(regex(pattern = r"\S"))]
+    pub path: &'a str,
+    /// The complete final text of the file (it may be empty). Written as
+    /// UTF-8 without a BOM, with `\r\n` and lone `\r` turned into `\n`.
+    pub content: &'a str,
+    /// Replace the file if it already exists. Default `false`: an existing
+    /// file is refused with `FileExists`.
+    pub overwrite: Option<bool>,
+}
+
 /// The canonical error codes of TUL-004 §5.3, plus `InvalidArgument`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 pub enum CreateFileErrorCode {
     /// The file exists and `overwrite` is false.
     FileExists,
@@ -89,8 +111,12 @@ impl CreateFileErrorCode {
     }
 }
 
-/// The TUL-004 §4.3 response.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The TUL-004 §4.3 response: the tool's result document, serialized as
+/// is (every field always present; `hash` and `errorCode` are `null` when
+/// they do not apply).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "workspace_create_file result")]
 pub struct CreateFileResult {
     /// True when the file was created or overwritten as asked.
     pub success: bool,
@@ -114,16 +140,7 @@ pub struct CreateFileResult {
 impl CreateFileResult {
     /// The response document, fields exactly as §4.3.
     pub fn to_json(&self) -> Value {
-        json!({
-            "success": self.success,
-            "message": self.message,
-            "path": self.path,
-            "sizeBytes": self.size_bytes,
-            "hash": self.hash,
-            "created": self.created,
-            "overwritten": self.overwritten,
-            "errorCode": self.error_code.map(CreateFileErrorCode::as_str),
-        })
+        crate::tools::wire::document(self)
     }
 
     fn fail(code: CreateFileErrorCode, path: &str, message: String) -> CreateFileResult {
@@ -162,26 +179,36 @@ pub fn normalize_content(content: &str) -> Vec<u8> {
     out
 }
 
-/// Run `workspace_create_file` on the workspace of `fs`.
-pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> CreateFileResult {
+/// Read the arguments (the first step of [`create_file`]): `InvalidPath`
+/// for a missing, non-string or blank `path`, `InvalidArgument` for the
+/// rest; the refusal is the whole result document.
+pub fn parse_params(params: &Value) -> Result<CreateFileParams<'_>, CreateFileResult> {
     use CreateFileErrorCode as E;
     let Some(obj) = params.as_object() else {
-        return CreateFileResult::fail(
+        return Err(CreateFileResult::fail(
             E::InvalidArgument,
             "",
             "The arguments must be a JSON object.".into(),
-        );
+        ));
     };
     let raw = match obj.get("path") {
         Some(Value::String(s)) => s.as_str(),
         None | Some(Value::Null) => {
-            return CreateFileResult::fail(E::InvalidPath, "", "path is required.".into())
+            return Err(CreateFileResult::fail(
+                E::InvalidPath,
+                "",
+                "path is required.".into(),
+            ))
         }
         Some(_) => {
-            return CreateFileResult::fail(E::InvalidPath, "", "path must be a string.".into());
+            return Err(CreateFileResult::fail(
+                E::InvalidPath,
+                "",
+                "path must be a string.".into(),
+            ));
         }
     };
-    let fail = |code, message: String| CreateFileResult::fail(code, raw, message);
+    let fail = |code, message: String| Err(CreateFileResult::fail(code, raw, message));
     if raw.trim().is_empty() {
         return fail(E::InvalidPath, "path is empty.".into());
     }
@@ -196,10 +223,30 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
         Some(_) => return fail(E::InvalidArgument, "content must be a string.".into()),
     };
     let overwrite = match obj.get("overwrite") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
         Some(_) => return fail(E::InvalidArgument, "overwrite must be a boolean.".into()),
     };
+    Ok(CreateFileParams {
+        path: raw,
+        content,
+        overwrite,
+    })
+}
+
+/// Run `workspace_create_file` on the workspace of `fs`.
+pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> CreateFileResult {
+    use CreateFileErrorCode as E;
+    let CreateFileParams {
+        path: raw,
+        content,
+        overwrite,
+    } = match parse_params(params) {
+        Ok(p) => p,
+        Err(refusal) => return refusal,
+    };
+    let overwrite = overwrite.unwrap_or(false);
+    let fail = |code, message: String| CreateFileResult::fail(code, raw, message);
     let opts = GuardOptions {
         backslash_is_separator: true,
         writes: true,
@@ -404,6 +451,7 @@ mod tests {
     use crate::commit::tests::snapshot;
     use crate::fs::{FaultFs, FsOp, RealFs};
     use proptest::prelude::*;
+    use serde_json::json;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
     fn ws() -> tempfile::TempDir {

@@ -20,7 +20,11 @@
 use std::borrow::Cow;
 use std::io;
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::tools::wire::{Failed, Succeeded};
 
 use crate::dispatch::{Session, ToolCall, ToolOutcome};
 use crate::fs::{EntryKind, Fs};
@@ -29,7 +33,8 @@ use crate::path_guard::{resolve, GuardOptions, PathError};
 use crate::tools::{guarded, OpenFs};
 
 /// The error codes of TUL-001 §4.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ReadFileErrorCode {
     /// The path is a key of `session.activeFiles`.
     AlreadyInContext,
@@ -88,32 +93,105 @@ pub struct FileContent {
     pub sha256: String,
 }
 
-/// Validated arguments.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Validated arguments: the params of `workspace.read_file` (TUL-001 §3),
+/// as [`check_args`] reads them. Unknown fields are ignored; `null` counts
+/// as absent.
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "workspace.read_file params")]
 pub struct ReadFileArgs {
-    /// The DocPath.
+    /// The DocPath: the file's path relative to the workspace root,
+    /// `/`-separated, used exactly as given (no case folding, no `\\`
+    /// separators). A path that is a key of the session's ActiveFiles is
+    /// refused with `ALREADY_IN_CONTEXT`: that content is already in context.
+    #[schemars(regex(pattern = r"\S"))]
     pub path: String,
-    /// The byte limit, when given.
+    /// Return at most this many bytes (cut back so that no UTF-8 character
+    /// is split; `isTruncated` then says so). Absent: the whole file.
+    #[schemars(range(min = 1))]
     pub max_bytes: Option<usize>,
+}
+
+/// The result document of `workspace.read_file` (TUL-001 §4): the file, or
+/// an error code with its messages.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(title = "workspace.read_file result")]
+pub enum ReadFileDocument<'a> {
+    /// The file was read.
+    Read {
+        /// Always `true` here.
+        success: Succeeded,
+        /// The file.
+        file: FileObject<'a>,
+    },
+    /// The read was refused.
+    Refused {
+        /// Always `false` here.
+        success: Failed,
+        /// Why.
+        #[serde(rename = "errorCode")]
+        error_code: ReadFileErrorCode,
+        /// Human-readable messages (at least one).
+        errors: &'a [String],
+    },
+}
+
+/// The `file` object of a successful read.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileObject<'a> {
+    /// The DocPath, as given.
+    pub path: &'a str,
+    /// Size of the whole file in bytes.
+    pub size_bytes: u64,
+    /// The returned bytes as text (a BOM and CRLF endings as they are).
+    pub content: &'a str,
+    /// True when `maxBytes` cut the content short.
+    pub is_truncated: bool,
+    /// Present when some returned bytes were not UTF-8 and became U+FFFD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<Encoding>,
+    /// Extension: the lowercase hex SHA-256 of the whole file (what
+    /// `workspace_write_patch` wants as `originalSha256`).
+    pub sha256: &'a str,
+}
+
+/// How `content` was decoded, when not plain UTF-8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub enum Encoding {
+    /// Bytes that are not UTF-8 became U+FFFD.
+    #[serde(rename = "utf-8-lossy")]
+    Utf8Lossy,
+}
+
+impl<'a> ReadFileDocument<'a> {
+    /// The document for a read's result.
+    pub fn of(result: &'a Result<FileContent, ReadFileError>) -> ReadFileDocument<'a> {
+        match result {
+            Ok(f) => ReadFileDocument::Read {
+                success: Succeeded::default(),
+                file: FileObject {
+                    path: &f.path,
+                    size_bytes: f.size_bytes,
+                    content: &f.content,
+                    is_truncated: f.is_truncated,
+                    encoding: f.lossy.then_some(Encoding::Utf8Lossy),
+                    sha256: &f.sha256,
+                },
+            },
+            Err(e) => ReadFileDocument::Refused {
+                success: Failed::default(),
+                error_code: e.code,
+                errors: &e.errors,
+            },
+        }
+    }
 }
 
 /// The result document for a read (TUL-001 §4).
 pub fn to_json(result: &Result<FileContent, ReadFileError>) -> Value {
-    match result {
-        Ok(f) => {
-            let mut file = Map::new();
-            file.insert("path".into(), json!(f.path));
-            file.insert("sizeBytes".into(), json!(f.size_bytes));
-            file.insert("content".into(), json!(f.content));
-            file.insert("isTruncated".into(), json!(f.is_truncated));
-            if f.lossy {
-                file.insert("encoding".into(), json!("utf-8-lossy"));
-            }
-            file.insert("sha256".into(), json!(f.sha256));
-            json!({"success": true, "file": file})
-        }
-        Err(e) => json!({"success": false, "errorCode": e.code.as_str(), "errors": e.errors}),
-    }
+    crate::tools::wire::document(&ReadFileDocument::of(result))
 }
 
 /// Where to cut `bytes` to return at most `max` of them without splitting a
@@ -329,6 +407,7 @@ mod tests {
     use super::*;
     use crate::fs::{FaultFs, FsOp, RealFs};
     use proptest::prelude::*;
+    use serde_json::json;
     use std::os::unix::fs::symlink;
 
     fn ws() -> tempfile::TempDir {

@@ -15,7 +15,10 @@ fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn chain(dir: &tempfile::TempDir, v: Value) -> Result<Map<String, Value>, IdeError> {
     let fs = crate::fs::RealFs::open(dir.path()).unwrap();
-    analyse(&fs, &parse(&v)?)
+    analyse(&fs, &parse(&v)?).map(|body| match crate::tools::wire::document(&body) {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    })
 }
 
 /// The index is built from a walk through the workspace's `Fs`: a fault

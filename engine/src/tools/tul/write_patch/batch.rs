@@ -1,7 +1,7 @@
 //! The validated batch: what [`super::validate()`] returns and
 //! [`super::apply_changes`] consumes, plus the one ordering rule both share.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 /// A batch that passed validation, with its server-assigned IDs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -184,105 +184,12 @@ impl OrderCheck {
     }
 }
 
-fn put_opt(obj: &mut Map<String, Value>, key: &str, value: &Option<String>) {
-    if let Some(v) = value {
-        obj.insert(key.to_string(), Value::String(v.clone()));
-    }
-}
-
 impl ValidatedBatch {
     /// The batch echoed as JSON: IDs, keys, labels and every change field
     /// (the `result` of a validation-only rendering). It validates again.
     pub fn to_json(&self) -> Value {
-        let files = self
-            .files
-            .iter()
-            .map(|f| Value::Object(f.to_json_map()))
-            .collect();
-        Value::Object(self.to_json_map(files))
-    }
-
-    /// The top-level object with `files` supplied by the caller (so the
-    /// applier can add per-file status).
-    pub(crate) fn to_json_map(&self, files: Vec<Value>) -> Map<String, Value> {
-        let mut obj = Map::new();
-        obj.insert("batchId".into(), json!(self.batch_id));
-        put_opt(&mut obj, "batchKey", &self.batch_key);
-        put_opt(&mut obj, "batchLabel", &self.batch_label);
-        obj.insert("files".into(), Value::Array(files));
-        obj
-    }
-}
-
-impl FilePatch {
-    /// This file patch echoed as a JSON object (keys in wire order).
-    pub(crate) fn to_json_map(&self) -> Map<String, Value> {
-        let mut obj = self.head_json_map();
-        obj.insert("changes".into(), self.changes_json());
-        obj
-    }
-
-    /// Everything before `changes`: IDs, keys, docPath, SHA, label.
-    pub(crate) fn head_json_map(&self) -> Map<String, Value> {
-        let mut obj = Map::new();
-        obj.insert("filePatchId".into(), json!(self.file_patch_id));
-        put_opt(&mut obj, "fileKey", &self.file_key);
-        obj.insert("docPath".into(), json!(self.doc_path));
-        obj.insert("originalSha256".into(), json!(self.original_sha256));
-        put_opt(&mut obj, "fileLabel", &self.file_label);
-        obj
-    }
-
-    /// The changes as a JSON array.
-    pub(crate) fn changes_json(&self) -> Value {
-        Value::Array(self.changes.iter().map(LineChange::to_json).collect())
-    }
-}
-
-impl LineChange {
-    /// This change echoed as a JSON object.
-    pub fn to_json(&self) -> Value {
-        let mut obj = Map::new();
-        obj.insert("changeId".into(), json!(self.change_id));
-        put_opt(&mut obj, "changeKey", &self.change_key);
-        obj.insert("operation".into(), json!(self.op.name()));
-        put_opt(&mut obj, "description", &self.description);
-        match &self.op {
-            LineOp::Insert {
-                after_line,
-                new_lines,
-            } => {
-                obj.insert("afterLine".into(), json!(after_line));
-                obj.insert("newLines".into(), json!(new_lines));
-            }
-            LineOp::Replace {
-                start_line,
-                end_line,
-                expected_original_lines,
-                new_lines,
-            } => {
-                obj.insert("startLine".into(), json!(start_line));
-                obj.insert("endLine".into(), json!(end_line));
-                obj.insert(
-                    "expectedOriginalLines".into(),
-                    json!(expected_original_lines),
-                );
-                obj.insert("newLines".into(), json!(new_lines));
-            }
-            LineOp::Delete {
-                start_line,
-                end_line,
-                expected_original_lines,
-            } => {
-                obj.insert("startLine".into(), json!(start_line));
-                obj.insert("endLine".into(), json!(end_line));
-                obj.insert(
-                    "expectedOriginalLines".into(),
-                    json!(expected_original_lines),
-                );
-            }
-        }
-        Value::Object(obj)
+        let files = self.files.iter().map(FilePatch::doc).collect();
+        crate::tools::wire::document(&self.doc(files))
     }
 }
 

@@ -23,12 +23,19 @@
 
 mod apply;
 mod batch;
+mod document;
+mod params;
 mod tool;
 mod validate;
 mod workspace;
 
 pub use apply::{apply_changes, ApplyError};
 pub use batch::{FilePatch, LineChange, LineOp, ValidatedBatch};
+pub use document::{
+    BatchDoc, ChangeDoc, ChangeErrorDetail, CommitError, FileDoc, FileError, FileErrorDetail,
+    PlainError, WritePatchDocument, WritePatchError,
+};
+pub use params::{FilePatchParams, LineChangeParams, NewLine, OriginalLine, WritePatchParams};
 pub use tool::{render_result, render_validation_errors, run, run_with};
 pub use validate::{validate, ValidationCode, ValidationError};
 pub use workspace::{

@@ -15,13 +15,18 @@
 //! `result` is null exactly when validation failed; `errors` is empty
 //! exactly when `success` is true.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::apply::ApplyError;
 use super::batch::ValidatedBatch;
+use super::document::{
+    ChangeErrorDetail, CommitError, FileError, FileErrorDetail, PlainError, WritePatchDocument,
+    WritePatchError,
+};
 use super::validate::{validate, ValidationError};
 use super::workspace::{apply_batch, BatchReport, FileFailure, FileStatus};
 use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::tools::wire::document;
 use crate::tools::{guarded, OpenFs};
 
 /// Run one `workspace_write_patch` call: validate, then apply atomically.
@@ -35,12 +40,14 @@ pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     guarded(
         || outcome(execute(call, open)),
         || {
-            outcome(error_doc(
-                Value::Null,
-                vec![
-                    json!({"code": "internal_error", "message": "internal error: the engine failed unexpectedly (a bug)"}),
-                ],
-            ))
+            outcome(document(&WritePatchDocument {
+                success: false,
+                result: None,
+                errors: vec![WritePatchError::Plain(PlainError {
+                    code: "internal_error",
+                    message: "internal error: the engine failed unexpectedly (a bug)".into(),
+                })],
+            }))
         },
     )
 }
@@ -57,106 +64,89 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> Value {
                 .files
                 .iter()
                 .map(|f| {
-                    let mut obj = f.head_json_map();
-                    obj.insert("applied".into(), json!(false));
-                    obj.insert(
-                        "skippedBecause".into(),
-                        json!("the workspace could not be opened"),
-                    );
-                    obj.insert("changes".into(), f.changes_json());
-                    Value::Object(obj)
+                    let mut doc = f.doc();
+                    doc.applied = Some(false);
+                    doc.skipped_because = Some("the workspace could not be opened");
+                    doc
                 })
                 .collect();
-            return error_doc(
-                Value::Object(batch.to_json_map(files)),
-                vec![
-                    json!({"code": "io_error", "message": format!("the workspace could not be opened: {e}")}),
-                ],
-            );
+            return document(&WritePatchDocument {
+                success: false,
+                result: Some(batch.doc(files)),
+                errors: vec![WritePatchError::Plain(PlainError {
+                    code: "io_error",
+                    message: format!("the workspace could not be opened: {e}"),
+                })],
+            });
         }
     };
     let report = apply_batch(&*fs, &batch);
     render_result(&batch, &report)
 }
 
-fn error_doc(result: Value, errors: Vec<Value>) -> Value {
-    json!({"success": false, "result": result, "errors": errors})
-}
-
 /// The document for a batch that failed validation: `result` null, every error listed.
 pub fn render_validation_errors(errors: &[ValidationError]) -> Value {
-    error_doc(
-        Value::Null,
-        errors.iter().map(ValidationError::to_json).collect(),
-    )
+    document(&WritePatchDocument {
+        success: false,
+        result: None,
+        errors: errors.iter().map(WritePatchError::Validation).collect(),
+    })
 }
 
-fn failure_json(
-    batch: &ValidatedBatch,
+fn file_error<'a>(
+    batch: &'a ValidatedBatch,
     index: usize,
-    path: Option<&str>,
-    failure: &FileFailure,
-) -> Value {
+    path: Option<&'a str>,
+    failure: &'a FileFailure,
+) -> FileError<'a> {
     let file = &batch.files[index];
-    let message = failure.message();
-    let mut obj = Map::new();
-    obj.insert("code".into(), json!(failure.code()));
-    obj.insert(
-        "message".into(),
-        json!(format!("files[{index}] ({}): {message}", file.doc_path)),
-    );
-    obj.insert("fileIndex".into(), json!(index));
-    obj.insert("docPath".into(), json!(file.doc_path));
-    if let Some(p) = path {
-        obj.insert("path".into(), json!(p));
-    }
-    match failure {
-        FileFailure::ShaMismatch { expected, actual } => {
-            obj.insert("expected".into(), json!(expected));
-            obj.insert("actual".into(), json!(actual));
-        }
-        FileFailure::Ambiguous { candidates } => {
-            obj.insert("candidates".into(), json!(candidates));
-        }
+    let detail = match failure {
+        FileFailure::ShaMismatch { expected, actual } => FileErrorDetail::Sha { expected, actual },
+        FileFailure::Ambiguous { candidates } => FileErrorDetail::Ambiguous { candidates },
         FileFailure::DuplicateTarget {
             related_file_index, ..
-        } => {
-            obj.insert("relatedFileIndex".into(), json!(related_file_index));
-        }
+        } => FileErrorDetail::Duplicate {
+            related_file_index: *related_file_index,
+        },
         FileFailure::Apply(e) => {
-            let ci = e.change_index();
-            obj.insert("changeIndex".into(), json!(ci));
-            if let Some(change) = file.changes.get(ci) {
-                obj.insert("changeId".into(), json!(change.change_id));
-                if let Some(k) = &change.change_key {
-                    obj.insert("changeKey".into(), json!(k));
-                }
-            }
-            match e {
-                ApplyError::LineMismatch {
-                    line,
-                    expected,
-                    actual,
-                    diagnosis,
-                    ..
-                } => {
-                    obj.insert("line".into(), json!(line));
-                    obj.insert("expected".into(), json!(expected));
-                    obj.insert("actual".into(), json!(actual));
-                    obj.insert(
-                        "diagnosis".into(),
-                        crate::diagnose::diagnosis_json(diagnosis),
-                    );
-                }
-                ApplyError::RangeOutOfBounds { line_count, .. } => {
-                    obj.insert("lineCount".into(), json!(line_count));
-                }
-                ApplyError::InvalidChange { .. } => {}
+            let change_index = e.change_index();
+            let change = file.changes.get(change_index);
+            FileErrorDetail::Change {
+                change_index,
+                change_id: change.map(|c| c.change_id.as_str()),
+                change_key: change.and_then(|c| c.change_key.as_deref()),
+                detail: match e {
+                    ApplyError::LineMismatch {
+                        line,
+                        expected,
+                        actual,
+                        diagnosis,
+                        ..
+                    } => ChangeErrorDetail::Mismatch {
+                        line: *line,
+                        expected,
+                        actual,
+                        diagnosis: crate::diagnose::diagnosis_json(diagnosis),
+                    },
+                    ApplyError::RangeOutOfBounds { line_count, .. } => ChangeErrorDetail::Range {
+                        line_count: *line_count,
+                    },
+                    ApplyError::InvalidChange { .. } => ChangeErrorDetail::None {},
+                },
             }
         }
-        FileFailure::Path { .. } | FileFailure::NotFound { .. } | FileFailure::Io { .. } => {}
+        FileFailure::Path { .. } | FileFailure::NotFound { .. } | FileFailure::Io { .. } => {
+            FileErrorDetail::None {}
+        }
+    };
+    FileError {
+        code: failure.code(),
+        message: format!("files[{index}] ({}): {}", file.doc_path, failure.message()),
+        file_index: index,
+        doc_path: &file.doc_path,
+        path,
+        detail,
     }
-    Value::Object(obj)
 }
 
 /// The document for a validated batch and what applying it did.
@@ -164,49 +154,38 @@ pub fn render_result(batch: &ValidatedBatch, report: &BatchReport) -> Value {
     let mut errors = Vec::new();
     let mut files = Vec::with_capacity(batch.files.len());
     for (i, (file, outcome)) in batch.files.iter().zip(&report.files).enumerate() {
-        let mut obj = file.head_json_map();
-        obj.insert(
-            "applied".into(),
-            json!(matches!(outcome.status, FileStatus::Applied { .. })),
-        );
-        if let Some(p) = &outcome.path {
-            obj.insert("path".into(), json!(p));
-        }
+        let mut doc = file.doc();
+        doc.applied = Some(matches!(outcome.status, FileStatus::Applied { .. }));
+        doc.path = outcome.path.as_deref();
         match &outcome.status {
-            FileStatus::Applied { new_sha256 } => {
-                obj.insert("newSha256".into(), json!(new_sha256));
-            }
+            FileStatus::Applied { new_sha256 } => doc.new_sha256 = Some(new_sha256),
             FileStatus::Failed(failure) => {
-                let err = failure_json(batch, i, outcome.path.as_deref(), failure);
-                obj.insert("error".into(), err.clone());
-                errors.push(err);
+                let err = file_error(batch, i, outcome.path.as_deref(), failure);
+                errors.push(WritePatchError::File(err.clone()));
+                doc.error = Some(err);
             }
-            FileStatus::Skipped(because) => {
-                obj.insert("skippedBecause".into(), json!(because));
-            }
+            FileStatus::Skipped(because) => doc.skipped_because = Some(because),
         }
-        obj.insert("changes".into(), file.changes_json());
-        files.push(Value::Object(obj));
+        files.push(doc);
     }
     if let Some(c) = &report.commit_failure {
-        errors.push(json!({
-            "code": "commit_failed",
-            "message": if c.rolled_back {
+        errors.push(WritePatchError::Commit(CommitError {
+            code: "commit_failed",
+            message: if c.rolled_back {
                 format!("writing the batch failed and was rolled back: {}", c.message)
             } else {
                 format!("writing the batch failed and the rollback was incomplete; the workspace may differ from before: {}", c.message)
             },
-            "step": c.step,
-            "path": c.path,
-            "rolledBack": c.rolled_back,
+            step: c.step,
+            path: &c.path,
+            rolled_back: c.rolled_back,
         }));
     }
-    let result = Value::Object(batch.to_json_map(files));
-    if errors.is_empty() && report.success() {
-        json!({"success": true, "result": result, "errors": []})
-    } else {
-        error_doc(result, errors)
-    }
+    document(&WritePatchDocument {
+        success: errors.is_empty() && report.success(),
+        result: Some(batch.doc(files)),
+        errors,
+    })
 }
 
 fn outcome(doc: Value) -> ToolOutcome {

@@ -9,15 +9,19 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::batch::{
     new_id, FilePatch, LineChange, LineOp, OrderCheck, Placement, Position, ValidatedBatch,
 };
 use crate::hash::is_sha256_hex;
 
-/// Why a batch was refused. The wire form is [`ValidationCode::as_str`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a batch was refused. The wire form is [`ValidationCode::as_str`]
+/// (serde's snake_case of the variant, which a test holds equal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ValidationCode {
     /// The params are not a JSON object.
@@ -85,6 +89,7 @@ pub enum ValidationCode {
     /// A change starts inside what an earlier one covers.
     ChangesOverlap,
     /// A bug in the validator (a batch refused without a reason); never expected.
+    #[serde(rename = "internal_error")]
     Internal,
 }
 
@@ -129,63 +134,52 @@ impl ValidationCode {
     }
 }
 
-/// One thing wrong with a batch, located as precisely as the batch allows.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One thing wrong with a batch, located as precisely as the batch allows;
+/// serialized as is into the result document's `errors` (absent members
+/// left out).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ValidationError {
     /// What is wrong.
     pub code: ValidationCode,
     /// A human-readable sentence, prefixed with the location (`files[0].changes[2]: …`).
     pub message: String,
     /// Index into `files`, when the error is inside a file.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file_index: Option<usize>,
     /// That file's `docPath`, when it is a string.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub doc_path: Option<String>,
     /// Index into that file's `changes`, when the error is inside a change.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub change_index: Option<usize>,
     /// That change's `changeKey`, when it is a string.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub change_key: Option<String>,
     /// The field at fault (for `unknown_field`: the unknown name).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// For `line_contains_newline`: the index of the entry in its array.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub line_index: Option<usize>,
     /// For `duplicate_doc_path`: the file where the docPath first appeared.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub related_file_index: Option<usize>,
     /// For ordering errors: the earlier change this one collides with.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub related_change_index: Option<usize>,
     /// For `expected_lines_length_mismatch`: lines in the range.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_count: Option<u64>,
     /// For `expected_lines_length_mismatch`: entries given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub actual_count: Option<u64>,
 }
 
 impl ValidationError {
     /// The error as one object of the result document's `errors` array.
     pub fn to_json(&self) -> Value {
-        let mut obj = Map::new();
-        obj.insert("code".into(), json!(self.code.as_str()));
-        obj.insert("message".into(), json!(self.message));
-        let mut put = |k: &str, v: Option<Value>| {
-            if let Some(v) = v {
-                obj.insert(k.to_string(), v);
-            }
-        };
-        put("fileIndex", self.file_index.map(|v| json!(v)));
-        put("docPath", self.doc_path.as_ref().map(|v| json!(v)));
-        put("changeIndex", self.change_index.map(|v| json!(v)));
-        put("changeKey", self.change_key.as_ref().map(|v| json!(v)));
-        put("field", self.field.as_ref().map(|v| json!(v)));
-        put("lineIndex", self.line_index.map(|v| json!(v)));
-        put(
-            "relatedFileIndex",
-            self.related_file_index.map(|v| json!(v)),
-        );
-        put(
-            "relatedChangeIndex",
-            self.related_change_index.map(|v| json!(v)),
-        );
-        put("expectedCount", self.expected_count.map(|v| json!(v)));
-        put("actualCount", self.actual_count.map(|v| json!(v)));
-        Value::Object(obj)
+        crate::tools::wire::document(self)
     }
 }
 

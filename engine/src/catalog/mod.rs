@@ -1,0 +1,217 @@
+//! The tool catalog: every tool of [`crate::tools::REGISTRY`] as a model
+//! sees it — its name, a description written for a model, where it
+//! executes ([`Side`]), whether it writes, and the JSON Schemas (draft
+//! 2020-12) of its params and of its result document.
+//!
+//! The schemas are not written by hand: each comes from the Rust type that
+//! the tool's parser produces (params) or that the tool serializes to build
+//! its wire document (result), through schemars, so a field added to a
+//! result is in its schema by construction. The descriptions are text
+//! files beside this module (`descriptions/<tool>.md`), compiled in.
+//!
+//! What this module holds and why here: the registry carries, per tool, a
+//! description, a side and two schema functions; this module turns them
+//! into [`ToolDefinition`]s, the one form that `patchspec catalog` and the
+//! MCP server read. Formats for model APIs (MCP, OpenAI, Anthropic) are the
+//! runner's business (`patchspec-conformance`'s `catalog` module).
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::tools::REGISTRY;
+
+/// Where a tool executes, per its spec: on the client (the agent's machine,
+/// the IDE plugin, the harness that owns the workspace) or on the server
+/// (the backend that answers from its own store).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// Executed where the workspace is: the client, IDE plugin or harness.
+    Client,
+    /// Executed by the backend.
+    Server,
+}
+
+impl Side {
+    /// The wire name: `client` or `server`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+}
+
+/// One tool as a catalog lists it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    /// The wire name a call carries (`apply_patch`, `workspace.read_file`, ...).
+    pub name: &'static str,
+    /// What the tool does, when to use it and its rules, written for a model.
+    pub description: String,
+    /// Where the tool executes, per its spec.
+    pub side: Side,
+    /// True when the tool may change the workspace.
+    pub writes: bool,
+    /// JSON Schema (draft 2020-12) of the params object.
+    pub params_schema: Value,
+    /// JSON Schema (draft 2020-12) of the result document, success and failure alike.
+    pub result_schema: Value,
+}
+
+/// Every tool of [`REGISTRY`], in registry order.
+pub fn catalog() -> Vec<ToolDefinition> {
+    REGISTRY.iter().map(definition_of).collect()
+}
+
+/// The catalog entry of the tool called `name`, if this engine has it.
+pub fn definition(name: &str) -> Option<ToolDefinition> {
+    crate::tools::find(name).map(definition_of)
+}
+
+fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
+    ToolDefinition {
+        name: entry.name,
+        description: entry.description.trim_end().to_string(),
+        side: entry.side,
+        writes: entry.writes,
+        params_schema: (entry.params_schema)().to_value(),
+        result_schema: (entry.result_schema)().to_value(),
+    }
+}
+
+/// The schema of `T` as the catalog publishes it: draft 2020-12, every
+/// subschema inlined (no `$ref`/`$defs`: model APIs and MCP clients differ
+/// in how they resolve references, and none of these types is recursive).
+/// The registry holds `schema_of::<TheType>` for each tool.
+///
+/// A document that is one of several shapes (success or failure) is an
+/// `anyOf` of object schemas; it also gets `"type": "object"` at the top,
+/// which MCP's `outputSchema` and the model APIs' parameter schemas require
+/// and which every branch already implies.
+pub fn schema_of<T: JsonSchema>() -> Schema {
+    let mut schema = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<T>();
+    if schema.get("type").is_none() {
+        schema.insert("type".into(), "object".into());
+    }
+    if let Some(root) = schema.as_object_mut() {
+        unwrap_members(root);
+    }
+    schema
+}
+
+/// Doc comments are wrapped at 80 columns; a description is one paragraph
+/// per blank-line-separated block, so single line breaks become spaces.
+fn unwrap_members(map: &mut serde_json::Map<String, Value>) {
+    for (key, v) in map.iter_mut() {
+        match v {
+            Value::String(text) if key == "description" => *text = unwrap_lines(text),
+            _ => unwrap_descriptions(v),
+        }
+    }
+}
+
+fn unwrap_descriptions(value: &mut Value) {
+    match value {
+        Value::Object(map) => unwrap_members(map),
+        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
+        _ => {}
+    }
+}
+
+fn unwrap_lines(text: &str) -> String {
+    text.split("\n\n")
+        .map(|paragraph| {
+            paragraph
+                .split('\n')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_lists_every_registered_tool_in_order() {
+        let names: Vec<&str> = catalog().iter().map(|t| t.name).collect();
+        assert_eq!(names, crate::dispatch::SUPPORTED_TOOLS);
+        for tool in catalog() {
+            assert_eq!(definition(tool.name), Some(tool.clone()));
+            assert!(
+                tool.description.len() > 200,
+                "{}: description too short",
+                tool.name
+            );
+            for schema in [&tool.params_schema, &tool.result_schema] {
+                assert_eq!(
+                    schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+                    "{}",
+                    tool.name
+                );
+                assert_eq!(schema["type"], "object", "{}", tool.name);
+                assert!(
+                    !schema.to_string().contains("\"$ref\""),
+                    "{}: a $ref left in",
+                    tool.name
+                );
+                let mut texts = Vec::new();
+                descriptions(schema, &mut texts);
+                assert!(!texts.is_empty(), "{}", tool.name);
+                for text in texts {
+                    assert!(
+                        !text.replace("\n\n", "").contains('\n'),
+                        "{}: a wrapped description: {text:?}",
+                        tool.name
+                    );
+                }
+            }
+        }
+        assert_eq!(definition("no_such_tool"), None);
+    }
+
+    fn descriptions<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    match v {
+                        Value::String(text) if key == "description" => out.push(text),
+                        _ => descriptions(v, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| descriptions(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn descriptions_are_unwrapped_paragraphs() {
+        assert_eq!(unwrap_lines("a\nb\n\nc\n d"), "a b\n\nc d");
+    }
+
+    #[test]
+    fn sides_and_write_flags_follow_the_specs() {
+        let side = |n: &str| definition(n).map(|d| d.side);
+        assert_eq!(side("workspace.read_file"), Some(Side::Server));
+        assert_eq!(side("workspace_create_file"), Some(Side::Client));
+        assert_eq!(side("workspace_write_patch"), Some(Side::Client));
+        assert_eq!(side("apply_patch"), Some(Side::Client));
+        assert_eq!(
+            serde_json::to_value(Side::Server).ok(),
+            Some("server".into())
+        );
+        for t in catalog() {
+            assert_eq!(t.writes, crate::tools::writes(t.name), "{}", t.name);
+        }
+    }
+}
