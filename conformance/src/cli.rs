@@ -222,7 +222,8 @@ pub struct CheckArgs {
     pub junit: Option<PathBuf>,
     /// The executor's argv, after `--` (no shell). None: the built-in reference engine, in-process
     /// (websocket: the reference plugin). Websocket: `{url}` in an argument becomes the URL to
-    /// connect to, also given as $PATCHSPEC_WS_URL.
+    /// connect to, also given as $PATCHSPEC_WS_URL. Mcp: an MCP server started per case, with
+    /// `{root}` in an argument (and its working directory) the case's workspace.
     #[arg(last = true, value_name = "EXECUTOR")]
     pub executor: Vec<String>,
 }
@@ -241,7 +242,8 @@ pub struct MatrixArgs {
     #[arg(long = "executor", value_name = "NAME=CMD")]
     pub executor: Vec<String>,
     /// The transport to every --executor, as in `check` (websocket: `{url}` in CMD becomes
-    /// the URL to connect to, also given as $PATCHSPEC_WS_URL). Sessions and plugins are
+    /// the URL to connect to, also given as $PATCHSPEC_WS_URL; mcp: `{root}` in CMD becomes the
+    /// case's workspace). Sessions and plugins are
     /// restarted up to 3 times; a plugin has 10 s to connect.
     #[arg(long, value_enum, default_value = "oneshot")]
     pub transport: Transport,

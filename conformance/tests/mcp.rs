@@ -631,3 +631,76 @@ fn matrix_accepts_mcp_executors() {
     assert!(text.contains("mcp-server"), "{text}");
     assert!(text.contains("\"mcp\""), "{text}");
 }
+
+/// A fake MCP server in sh: it answers `initialize` and `tools/list`
+/// (one tool, `apply_change`) properly, and `tools/call` as `$1` says:
+/// `hang`, `huge` (17 MB on one line), `no-document`, `rpc-error`, `exit`.
+const FAKE_SERVER: &str = r#"
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"initialize"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}" ;;
+    *'"tools/list"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"tools\":[{\"name\":\"apply_change\",\"inputSchema\":{\"type\":\"object\"}}]}}" ;;
+    *'"tools/call"'*)
+      case "$1" in
+        hang) sleep 30 ;;
+        huge) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' "$id"
+              head -c 17000000 /dev/zero | tr '\0' a
+              echo '"}]}}' ;;
+        no-document) echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}" ;;
+        rpc-error) echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"error\":{\"code\":-32000,\"message\":\"nope\"}}" ;;
+        exit) exit 7 ;;
+      esac ;;
+  esac
+done
+"#;
+
+/// `check --transport mcp` of one apply_change case against the fake server in `mode`.
+fn check_fake(mode: &str) -> (Option<i32>, String) {
+    let (code, stdout, stderr) = check(
+        &[
+            "--run",
+            "apply_change/modify/replace-once",
+            "--timeout",
+            "2s",
+            "--report",
+            "json",
+        ],
+        &["sh", "-c", FAKE_SERVER, "fake-mcp", mode],
+    );
+    (code, format!("{stdout}\n{stderr}"))
+}
+
+#[test]
+fn check_over_mcp_bounds_a_server_that_hangs_or_floods() {
+    let (code, out) = check_fake("hang");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("timed out after 2.0s"), "{out}");
+    let (code, out) = check_fake("huge");
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        out.contains("output exceeds the 16777216-byte bound"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_over_mcp_reports_answers_that_are_not_results_as_errors() {
+    for (mode, needle) in [
+        (
+            "no-document",
+            "no structuredContent and no text block that is a JSON object",
+        ),
+        (
+            "rpc-error",
+            "tools/call answered with JSON-RPC error -32000: nope",
+        ),
+        ("exit", "the server closed the connection before answering"),
+    ] {
+        let (code, out) = check_fake(mode);
+        assert_ne!(code, Some(0), "{mode}: {out}");
+        assert!(out.contains(needle), "{mode}: {out}");
+    }
+}
