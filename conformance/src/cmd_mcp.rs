@@ -25,13 +25,13 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
         tools: args.tools.clone(),
         read_only: args.read_only,
     };
-    let tools = exposed_tools(&options).map_err(Error::usage)?;
-    if tools.is_empty() {
+    let names = exposed_tools(&options).map_err(Error::usage)?;
+    if names.is_empty() {
         return Err(Error::usage(
             "no tool left to serve (--tools and --read-only exclude every one)",
         ));
     }
-    let server = EngineServer::new(&options.root, &tools);
+    let server = EngineServer::new(&options.root, &names);
     match args.listen {
         None => serve_stdio(server)?,
         Some(addr) => serve_http(server, addr, |bound| {

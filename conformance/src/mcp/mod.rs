@@ -34,7 +34,7 @@
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use patchspec_engine::catalog::{self, ToolDefinition};
 use rmcp::model::{
@@ -77,14 +77,20 @@ pub struct ServerOptions {
     pub read_only: bool,
 }
 
-/// The catalog entries `options` exposes, in catalog order. A name in
-/// `--tools` that is not in the catalog is an error that names it.
-pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<ToolDefinition>, String> {
-    let all = catalog::catalog();
+/// The names of the tools `options` exposes, in catalog order. A name in
+/// `--tools` that the engine does not have is an error that names it.
+///
+/// Read from the registry the catalog is built from, not from
+/// [`catalog::catalog`]: a server started for one call (as the runner's
+/// mcp transport does, once per case) need not generate eight tools' JSON
+/// Schemas it will never list; [`EngineServer`] builds the catalog entries
+/// on the first `tools/list`.
+pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<&'static str>, String> {
+    let registry = patchspec_engine::tools::REGISTRY;
     if let Some(names) = &options.tools {
         for name in names {
-            if !all.iter().any(|t| t.name == name) {
-                let known: Vec<&str> = all.iter().map(|t| t.name).collect();
+            if !registry.iter().any(|t| t.name == name) {
+                let known: Vec<&str> = registry.iter().map(|t| t.name).collect();
                 return Err(format!(
                     "--tools: unknown tool {name:?} (the catalog has: {})",
                     known.join(", ")
@@ -92,8 +98,8 @@ pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<ToolDefinition>, Str
             }
         }
     }
-    Ok(all
-        .into_iter()
+    Ok(registry
+        .iter()
         .filter(|t| {
             options
                 .tools
@@ -101,6 +107,7 @@ pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<ToolDefinition>, Str
                 .is_none_or(|names| names.iter().any(|n| n == t.name))
         })
         .filter(|t| !(options.read_only && t.writes))
+        .map(|t| t.name)
         .collect())
 }
 
@@ -134,25 +141,34 @@ fn mcp_tool(def: &ToolDefinition) -> Tool {
 #[derive(Clone)]
 pub struct EngineServer {
     root: Arc<Path>,
-    tools: Arc<[Tool]>,
+    names: Arc<[&'static str]>,
+    /// The catalog entries of `names`, built on first use.
+    tools: Arc<OnceLock<Vec<Tool>>>,
 }
 
 impl EngineServer {
-    /// A server exposing `tools` (catalog entries) on `root`.
-    pub fn new(root: &Path, tools: &[ToolDefinition]) -> EngineServer {
+    /// A server exposing the tools `names` (wire names the engine has) on `root`.
+    pub fn new(root: &Path, names: &[&'static str]) -> EngineServer {
         EngineServer {
             root: Arc::from(root),
-            tools: tools.iter().map(mcp_tool).collect(),
+            names: names.into(),
+            tools: Arc::default(),
         }
     }
 
-    /// The server's `tools/list` entries.
+    /// The server's `tools/list` entries: the catalog's, in its order.
     pub fn tools(&self) -> &[Tool] {
-        &self.tools
+        self.tools.get_or_init(|| {
+            self.names
+                .iter()
+                .filter_map(|name| catalog::definition(name))
+                .map(|def| mcp_tool(&def))
+                .collect()
+        })
     }
 
     fn exposes(&self, name: &str) -> bool {
-        self.tools.iter().any(|t| t.name == name)
+        self.names.contains(&name)
     }
 }
 
@@ -215,7 +231,7 @@ impl ServerHandler for EngineServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
     }
 
     async fn on_custom_request(
@@ -239,7 +255,7 @@ impl ServerHandler for EngineServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.tools().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -279,9 +295,12 @@ impl ServerHandler for EngineServer {
     }
 }
 
-/// A runtime for the server: the engine calls run on its blocking pool.
+/// A runtime for the server. One thread drives the I/O (a server answers
+/// one client); the engine calls run on its blocking pool, in parallel.
+/// Cheaper to start than a multi-thread runtime, which matters to a
+/// server started per call.
 fn runtime() -> Result<tokio::runtime::Runtime, Error> {
-    tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io(format!("cannot start the async runtime: {e}")))
@@ -359,4 +378,107 @@ pub fn serve_http(
             });
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(tools: Option<&[&str]>, read_only: bool) -> ServerOptions {
+        ServerOptions {
+            root: PathBuf::from("/nowhere"),
+            tools: tools.map(|t| t.iter().map(|s| s.to_string()).collect()),
+            read_only,
+        }
+    }
+
+    #[test]
+    fn exposed_tools_follow_the_catalog_subset_and_read_only() {
+        let all: Vec<&str> = catalog::catalog().iter().map(|t| t.name).collect();
+        assert_eq!(exposed_tools(&options(None, false)).unwrap(), all);
+        let readers: Vec<&str> = catalog::catalog()
+            .iter()
+            .filter(|t| !t.writes)
+            .map(|t| t.name)
+            .collect();
+        assert!(!readers.is_empty() && readers.len() < all.len());
+        assert_eq!(exposed_tools(&options(None, true)).unwrap(), readers);
+        // Catalog order, whatever the order asked.
+        let subset = exposed_tools(&options(Some(&["call_chain", "apply_patch"]), false)).unwrap();
+        assert_eq!(subset, ["apply_patch", "call_chain"]);
+        let both = exposed_tools(&options(Some(&["call_chain", "apply_patch"]), true)).unwrap();
+        assert_eq!(both, ["call_chain"]);
+        let err = exposed_tools(&options(Some(&["apply_patch", "rm"]), false)).unwrap_err();
+        assert!(err.contains("unknown tool \"rm\""), "{err}");
+    }
+
+    #[test]
+    fn the_listed_tools_are_the_catalog_entries() {
+        let server = EngineServer::new(Path::new("/nowhere"), &["workspace.read_file"]);
+        let tools = server.tools();
+        assert_eq!(tools.len(), 1);
+        let def = catalog::definition("workspace.read_file").unwrap();
+        let listed = serde_json::to_value(&tools[0]).unwrap();
+        assert_eq!(listed["name"], "workspace.read_file");
+        assert_eq!(listed["description"], def.description.as_str());
+        assert_eq!(listed["inputSchema"], def.params_schema);
+        assert_eq!(listed["outputSchema"], def.result_schema);
+        assert_eq!(listed["annotations"]["readOnlyHint"], true);
+        assert!(server.exposes("workspace.read_file") && !server.exposes("apply_patch"));
+    }
+
+    #[test]
+    fn a_result_carries_the_document_structured_and_as_text() {
+        let doc = json!({"success": true, "data": {"changedFiles": []}});
+        let result = call_result(true, doc.clone(), None).unwrap();
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(result.structured_content, Some(doc.clone()));
+        assert_eq!(result.content.len(), 1);
+        let text = &result.content[0].as_text().unwrap().text;
+        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), doc);
+    }
+
+    #[test]
+    fn a_refusal_leads_with_its_reason_and_diagnosis() {
+        let doc = json!({"success": false, "error": {"kind": "patch_apply_error",
+            "message": "a.txt: hunk 0: context not found",
+            "details": {"diagnosis": {"cause": "no_similar_region", "causes": ["no_similar_region"]}}}});
+        let result = call_result(
+            false,
+            doc.clone(),
+            Some("a.txt: hunk 0: context not found".into()),
+        )
+        .unwrap();
+        assert_eq!(result.is_error, Some(true));
+        let reason = &result.content[0].as_text().unwrap().text;
+        assert!(
+            reason.starts_with(
+                "a.txt: hunk 0: context not found\ndiagnosis:\n  cause: no_similar_region"
+            ),
+            "{reason}"
+        );
+        let last = &result.content[1].as_text().unwrap().text;
+        assert_eq!(serde_json::from_str::<Value>(last).unwrap(), doc);
+        // No message and no diagnosis: still a reason.
+        let bare = call_result(false, json!({"success": false}), None).unwrap();
+        assert_eq!(
+            bare.content[0].as_text().unwrap().text,
+            "the tool call failed"
+        );
+    }
+
+    #[test]
+    fn session_state_comes_from_meta_or_defaults() {
+        let mut meta = JsonObject::new();
+        assert_eq!(session_from_meta(&meta).unwrap(), SessionMsg::default());
+        meta.insert(
+            SESSION_META_KEY.into(),
+            json!({"activeFiles": {"a.txt": "x"}, "limits": {"createFileMaxBytes": 4}}),
+        );
+        let session = session_from_meta(&meta).unwrap();
+        assert_eq!(session.active_files["a.txt"], "x");
+        assert_eq!(session.limits.create_file_max_bytes, Some(4));
+        meta.insert(SESSION_META_KEY.into(), json!({"activeFiles": 3}));
+        assert!(session_from_meta(&meta).is_err());
+    }
 }

@@ -86,10 +86,19 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedRead<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         if self.left == 0 {
-            self.over.store(true, Ordering::SeqCst);
-            return Poll::Ready(Err(std::io::Error::other("output bound exceeded")));
+            // At the bound: only the end of input is still welcome.
+            let mut one = [0u8; 1];
+            let mut probe = ReadBuf::new(&mut one);
+            return match Pin::new(&mut self.inner).poll_read(cx, &mut probe) {
+                Poll::Ready(Ok(())) if probe.filled().is_empty() => Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => {
+                    self.over.store(true, Ordering::SeqCst);
+                    Poll::Ready(Err(std::io::Error::other("output bound exceeded")))
+                }
+                other => other,
+            };
         }
-        // Read at most what is left (plus nothing): a read can never cross the bound.
+        // Read at most what is left: a read can never cross the bound.
         let room = buf.remaining().min(self.left);
         let mut limited = ReadBuf::new(buf.initialize_unfilled_to(room));
         let this = &mut *self;
@@ -124,7 +133,9 @@ struct Connection {
 
 impl Connection {
     /// Kill the group, reap, and return the stderr tail and how it exited.
-    async fn close(self) -> (String, String) {
+    /// `grace`: how long to let it exit by itself first (when its exit
+    /// status explains a missing answer).
+    async fn close(self, grace: Duration) -> (String, String) {
         let Connection {
             client,
             pid,
@@ -132,9 +143,11 @@ impl Connection {
             stderr,
             ..
         } = self;
-        // Close our end first: a well-behaved server exits on end of input.
+        // The case is answered: close our end and kill the group at once,
+        // as oneshot kills it after the exit (waiting for a clean exit
+        // would cost every case the server's shutdown).
         let _ = tokio::time::timeout(Duration::from_millis(200), client.cancel()).await;
-        let status = match tokio::time::timeout(Duration::from_millis(200), child.wait()).await {
+        let status = match tokio::time::timeout(grace, child.wait()).await {
             Ok(Ok(status)) => describe_status(status),
             _ => "killed after the case".into(),
         };
@@ -340,7 +353,12 @@ async fn call_once(
     params.meta = call_meta(msg);
     let reply = connection.client.peer().call_tool(params).await;
     let over = connection.over.load(Ordering::SeqCst);
-    let (tail, status) = connection.close().await;
+    let grace = if reply.is_ok() {
+        Duration::ZERO
+    } else {
+        Duration::from_millis(500)
+    };
+    let (tail, status) = connection.close(grace).await;
     let answer = match reply {
         _ if over => Err(TransportError::Protocol(ProtocolError::TooLarge(
             STDOUT_LIMIT,
@@ -381,7 +399,7 @@ async fn declare(
     let connection = connect(&argv, dir, env, group).await.map_err(|(e, _)| e)?;
     let listed = connection.client.peer().list_all_tools().await;
     let info = connection.client.peer().peer_info();
-    connection.close().await;
+    connection.close(Duration::ZERO).await;
     let tools = listed.map_err(|e| TransportError::Session(format!("tools/list failed: {e}")))?;
     let strings = |v: Option<&Value>| -> Vec<String> {
         v.and_then(Value::as_array)
@@ -502,5 +520,85 @@ impl Executor for Mcp {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ContentBlock;
+    use serde_json::json;
+
+    #[test]
+    fn root_is_replaced_in_every_argument() {
+        let argv: Vec<String> = ["srv", "--root", "{root}", "--x={root}/a", "{url}"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            argv_for(&argv, Path::new("/w/ws")),
+            ["srv", "--root", "/w/ws", "--x=/w/ws/a", "{url}"]
+        );
+    }
+
+    #[test]
+    fn structured_content_is_the_document_and_is_error_the_failure() {
+        let doc = json!({"success": false, "error": {"kind": "x"}});
+        let mut result = CallToolResult::error(vec![
+            ContentBlock::text("why it failed"),
+            ContentBlock::text(doc.to_string()),
+        ]);
+        result.structured_content = Some(doc.clone());
+        let answer = answer_of(&result).unwrap();
+        assert!(!answer.success);
+        assert_eq!(answer.result, doc);
+        assert_eq!(answer.error.as_deref(), Some("why it failed"));
+    }
+
+    #[test]
+    fn without_structured_content_the_first_json_text_is_the_document() {
+        let result = CallToolResult::success(vec![
+            ContentBlock::text("Done."),
+            ContentBlock::text("[1, 2]"),
+            ContentBlock::text(r#"{"success": true}"#),
+        ]);
+        let answer = answer_of(&result).unwrap();
+        assert!(answer.success);
+        assert_eq!(answer.result, json!({"success": true}));
+        assert_eq!(answer.error, None);
+        let none = CallToolResult::success(vec![ContentBlock::text("Done.")]);
+        assert!(matches!(
+            answer_of(&none),
+            Err(ProtocolError::ResultNotJson(_))
+        ));
+        let mut scalar = CallToolResult::success(vec![]);
+        scalar.structured_content = Some(json!(3));
+        assert!(matches!(
+            answer_of(&scalar),
+            Err(ProtocolError::ResultNotJson(_))
+        ));
+    }
+
+    #[test]
+    fn the_bounded_reader_stops_at_its_limit() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let over = Arc::new(AtomicBool::new(false));
+            let data: &[u8] = &[7u8; 100];
+            let mut reader = BoundedRead::new(data, 64, over.clone());
+            let mut got = Vec::new();
+            let err = reader.read_to_end(&mut got).await.unwrap_err();
+            assert_eq!(got.len(), 64);
+            assert!(err.to_string().contains("bound"));
+            assert!(over.load(Ordering::SeqCst));
+            // Exactly the limit, then end of input: no error, not over.
+            let over = Arc::new(AtomicBool::new(false));
+            let mut reader = BoundedRead::new(&data[..64], 64, over.clone());
+            let mut got = Vec::new();
+            reader.read_to_end(&mut got).await.unwrap();
+            assert_eq!(got.len(), 64);
+            assert!(!over.load(Ordering::SeqCst));
+        });
     }
 }
