@@ -310,8 +310,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 pub fn serve_stdio(server: EngineServer) -> Result<(), Error> {
     let rt = runtime()?;
     rt.block_on(async move {
+        // Inside the runtime (stdio_pipes needs its I/O driver): when the
+        // client gave us pipes, as MCP clients do, reads and writes run on
+        // the reactor instead of a blocking thread per message.
         let running = server
-            .serve(rmcp::transport::io::stdio())
+            .serve(rmcp::transport::io::stdio_pipes())
             .await
             .map_err(|e| Error::io(format!("MCP over stdio: {e}")))?;
         running
