@@ -59,7 +59,7 @@ pub struct McpArgs {
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. A loopback address
-    /// (127.0.0.1:PORT, [::1]:PORT) unless you name another one: anyone who can reach
+    /// (`127.0.0.1:PORT`, `[::1]:PORT`) unless you name another one: anyone who can reach
     /// ADDR can edit the workspace.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,

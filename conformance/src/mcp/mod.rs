@@ -26,7 +26,7 @@
 //!
 //! Cost: one call is one engine call (each tool's own bound, see its module
 //! doc) on a blocking thread, plus one serialisation of its result document;
-//! `tools/list` serialises the catalog built once at start. A client that
+//! `tools/list` serialises the catalog entries, built on the first list. A client that
 //! goes away mid-call does not stop the engine call: it finishes (or its
 //! commit does not happen), never half-writes, and the process exits once no
 //! call is running.
