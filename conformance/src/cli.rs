@@ -48,6 +48,8 @@ pub enum Command {
     /// The corpus compiled into this binary (`corpus export DIR`).
     #[command(subcommand)]
     Corpus(CorpusCommand),
+    /// Print the tool catalog (descriptions, sides, JSON Schemas of params and results) as JSON, an MCP tools/list result, or OpenAI or Anthropic tool definitions; or write the schemas to a directory.
+    Catalog(crate::cmd_catalog::CatalogArgs),
     /// Serve the engine's tools on a workspace as a Model Context Protocol server (stdio; Streamable HTTP with --listen).
     Mcp(McpArgs),
 }
@@ -372,6 +374,7 @@ pub fn main() -> i32 {
         Command::Corpus(CorpusCommand::Export(a)) => crate::corpus_source::export(a),
         Command::Recover(a) => Ok(cmd_engine::recover(a)),
         Command::Trash(a) => Ok(cmd_engine::trash(a)),
+        Command::Catalog(a) => Ok(crate::cmd_catalog::catalog(a)),
         Command::Mcp(a) => crate::cmd_mcp::mcp(a),
     };
     match result {

@@ -23,6 +23,8 @@
 //!   JSON, a self-contained HTML page, badges, Markdown;
 //! - [`exit`], [`error`]: the exit-code table and the library error;
 //! - [`output`]: stdout and stderr that go quiet on a broken pipe;
+//! - [`catalog`]: the engine's tool catalog as MCP, OpenAI and Anthropic
+//!   tool definitions and as schema files (`patchspec catalog`);
 //! - [`cli`] and the `cmd_*` modules: the command line (`main.rs` only calls
 //!   [`cli::main`]); [`diagnosis_text`]: a refusal's diagnosis as text for
 //!   people, as `patchspec apply` prints it.
@@ -38,7 +40,9 @@
 
 pub mod baseline;
 pub mod case;
+pub mod catalog;
 pub mod cli;
+pub mod cmd_catalog;
 pub mod cmd_check;
 pub mod cmd_corpus;
 pub mod cmd_engine;

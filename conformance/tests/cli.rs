@@ -658,3 +658,65 @@ fn trash_lists_what_a_delete_put_there() {
         "{stdout}"
     );
 }
+
+/// `patchspec catalog`: each format prints valid JSON of its shape, a
+/// selection keeps its order, an unknown tool is a usage error, and
+/// `--write-schemas` writes two files a tool.
+#[test]
+fn catalog_prints_every_format_and_writes_schemas() {
+    let json_of = |args: &[&str]| {
+        let out = run(args, "", None);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("JSON")
+    };
+    let full = json_of(&["catalog"]);
+    let names: Vec<&str> = full
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, patchspec_engine::dispatch::SUPPORTED_TOOLS);
+    let mcp = json_of(&["catalog", "--format", "mcp"]);
+    assert_eq!(mcp["tools"][3]["name"], "workspace.read_file");
+    assert_eq!(mcp["tools"][3]["outputSchema"]["type"], "object");
+    let openai = json_of(&[
+        "catalog",
+        "--format",
+        "openai",
+        "--tools",
+        "call_chain,workspace.read_file",
+    ]);
+    assert_eq!(openai[0]["function"]["name"], "call_chain");
+    assert_eq!(openai[1]["function"]["name"], "workspace_read_file");
+    let anthropic = json_of(&[
+        "catalog",
+        "--format",
+        "anthropic",
+        "--tools",
+        "workspace_read_file",
+    ]);
+    assert_eq!(anthropic[0]["input_schema"]["required"][0], "path");
+
+    let out = run(&["catalog", "--tools", "apply_patch,nope"], "", None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool \"nope\""));
+    let out = run(&["catalog", "--format", "yaml"], "", None);
+    assert_eq!(out.status.code(), Some(2));
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("schemas");
+    let target_arg = target.to_str().expect("utf-8");
+    let out = run(&["catalog", "--write-schemas", target_arg], "", None);
+    assert_eq!(out.status.code(), Some(0));
+    let written = std::fs::read_dir(&target).expect("written").count();
+    assert_eq!(
+        written,
+        2 * patchspec_engine::dispatch::SUPPORTED_TOOLS.len()
+    );
+}

@@ -31,7 +31,6 @@
 //! commit does not happen), never half-writes, and the process exits once no
 //! call is running.
 
-use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -40,12 +39,13 @@ use patchspec_engine::catalog::{self, ToolDefinition};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, Implementation, InitializeResult, JsonObject, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ServerCapabilities, Tool, ToolAnnotations,
+    PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 
+use crate::catalog::{render, Format};
 use crate::diagnosis_text::human_diagnosis;
 use crate::error::Error;
 use crate::protocol::SessionMsg;
@@ -111,39 +111,13 @@ pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<&'static str>, Strin
         .collect())
 }
 
-/// A JSON Schema as MCP's `inputSchema`/`outputSchema` wants it: an object.
-fn schema_object(schema: &Value) -> Arc<JsonObject> {
-    Arc::new(match schema {
-        Value::Object(map) => map.clone(),
-        // The catalog's schemas are objects by construction; a boolean
-        // schema would still mean "anything", which an empty object says too.
-        _ => JsonObject::new(),
-    })
-}
-
-/// One catalog entry as an MCP tool.
-fn mcp_tool(def: &ToolDefinition) -> Tool {
-    let annotations = ToolAnnotations::new()
-        .read_only(!def.writes)
-        // A refused edit changes nothing, and an applied one only what it names.
-        .destructive(false)
-        .open_world(false);
-    Tool::new_with_raw(
-        def.name,
-        Some(Cow::Owned(def.description.clone())),
-        schema_object(&def.params_schema),
-    )
-    .with_raw_output_schema(schema_object(&def.result_schema))
-    .with_annotations(annotations)
-}
-
 /// The engine as an MCP server on one workspace.
 #[derive(Clone)]
 pub struct EngineServer {
     root: Arc<Path>,
     names: Arc<[&'static str]>,
-    /// The catalog entries of `names`, built on first use.
-    tools: Arc<OnceLock<Vec<Tool>>>,
+    /// The catalog entries of `names` as MCP tools, built on first use.
+    tools: Arc<OnceLock<Result<Vec<Tool>, String>>>,
 }
 
 impl EngineServer {
@@ -156,15 +130,23 @@ impl EngineServer {
         }
     }
 
-    /// The server's `tools/list` entries: the catalog's, in its order.
-    pub fn tools(&self) -> &[Tool] {
-        self.tools.get_or_init(|| {
-            self.names
-                .iter()
-                .filter_map(|name| catalog::definition(name))
-                .map(|def| mcp_tool(&def))
-                .collect()
-        })
+    /// The server's `tools/list` entries: exactly what `patchspec catalog
+    /// --format mcp` prints for these tools ([`crate::catalog::render`], the
+    /// one MCP rendering of the catalog), read into rmcp's type.
+    pub fn tools(&self) -> Result<&[Tool], ErrorData> {
+        self.tools
+            .get_or_init(|| {
+                let definitions: Vec<ToolDefinition> = self
+                    .names
+                    .iter()
+                    .filter_map(|name| catalog::definition(name))
+                    .collect();
+                let mut rendered = render(Format::Mcp, &definitions);
+                serde_json::from_value(rendered["tools"].take())
+                    .map_err(|e| format!("the catalog's MCP rendering is not a tool list: {e}"))
+            })
+            .as_deref()
+            .map_err(|e| ErrorData::internal_error(e.clone(), None))
     }
 
     fn exposes(&self, name: &str) -> bool {
@@ -231,7 +213,7 @@ impl ServerHandler for EngineServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(self.tools()?.to_vec()))
     }
 
     async fn on_custom_request(
@@ -255,7 +237,7 @@ impl ServerHandler for EngineServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools().iter().find(|t| t.name == name).cloned()
+        self.tools().ok()?.iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -418,7 +400,7 @@ mod tests {
     #[test]
     fn the_listed_tools_are_the_catalog_entries() {
         let server = EngineServer::new(Path::new("/nowhere"), &["workspace.read_file"]);
-        let tools = server.tools();
+        let tools = server.tools().unwrap();
         assert_eq!(tools.len(), 1);
         let def = catalog::definition("workspace.read_file").unwrap();
         let listed = serde_json::to_value(&tools[0]).unwrap();
@@ -427,6 +409,9 @@ mod tests {
         assert_eq!(listed["inputSchema"], def.params_schema);
         assert_eq!(listed["outputSchema"], def.result_schema);
         assert_eq!(listed["annotations"]["readOnlyHint"], true);
+        // The one MCP rendering of the catalog, field for field.
+        let rendered = render(Format::Mcp, &[def]);
+        assert_eq!(listed, rendered["tools"][0]);
         assert!(server.exposes("workspace.read_file") && !server.exposes("apply_patch"));
     }
 

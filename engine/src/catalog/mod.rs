@@ -87,6 +87,10 @@ fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
 /// in how they resolve references, and none of these types is recursive).
 /// The registry holds `schema_of::<TheType>` for each tool.
 ///
+/// The root's description is dropped (the type's doc comment is written for
+/// Rust readers; the tool's catalog description is the text for a model);
+/// descriptions deeper down are the fields' doc comments, unwrapped.
+///
 /// A document that is one of several shapes (success or failure) is an
 /// `anyOf` of object schemas; it also gets `"type": "object"` at the top,
 /// which MCP's `outputSchema` and the model APIs' parameter schemas require
@@ -99,6 +103,9 @@ pub fn schema_of<T: JsonSchema>() -> Schema {
     if schema.get("type").is_none() {
         schema.insert("type".into(), "object".into());
     }
+    // The root type's doc comment speaks to Rust readers (which parser,
+    // which module); the model reads the tool's catalog description instead.
+    schema.remove("description");
     if let Some(root) = schema.as_object_mut() {
         unwrap_members(root);
     }
@@ -164,6 +171,11 @@ mod tests {
                     "{}: a $ref left in",
                     tool.name
                 );
+                assert!(
+                    !schema.to_string().contains("[`"),
+                    "{}: a rustdoc link in a description",
+                    tool.name
+                );
                 let mut texts = Vec::new();
                 descriptions(schema, &mut texts);
                 assert!(!texts.is_empty(), "{}", tool.name);
@@ -191,6 +203,49 @@ mod tests {
             }
             Value::Array(items) => items.iter().for_each(|v| descriptions(v, out)),
             _ => {}
+        }
+    }
+
+    /// The result types serialize the error codes through serde; the wire
+    /// names are the `as_str` tables.
+    #[test]
+    fn serialized_error_codes_are_the_wire_codes() {
+        use crate::tools::tul::apply_patch::ErrorKind as K;
+        use crate::tools::tul::create_file::CreateFileErrorCode as C;
+        use crate::tools::tul::read_file::ReadFileErrorCode as R;
+        let same = |v: Option<Value>, s: &str| assert_eq!(v, Some(Value::from(s)));
+        for k in [
+            K::PatchParseError,
+            K::PatchApplyError,
+            K::MultipleMatches,
+            K::OverlappingEdits,
+            K::StaleFile,
+            K::OutsideWorkspace,
+            K::CommandFailed,
+            K::NotFound,
+            K::AlreadyExists,
+        ] {
+            same(serde_json::to_value(k).ok(), k.as_str());
+        }
+        for c in [
+            C::FileExists,
+            C::InvalidPath,
+            C::DirectoryCreateFailed,
+            C::WriteFailed,
+            C::TooLarge,
+            C::HashFailed,
+            C::UnhandledException,
+            C::InvalidArgument,
+        ] {
+            same(serde_json::to_value(c).ok(), c.as_str());
+        }
+        for r in [
+            R::AlreadyInContext,
+            R::NotFound,
+            R::InvalidArgument,
+            R::InternalError,
+        ] {
+            same(serde_json::to_value(r).ok(), r.as_str());
         }
     }
 

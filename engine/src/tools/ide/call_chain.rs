@@ -91,7 +91,9 @@ pub enum Direction {
 pub struct CallChainParams {
     /// The target, `ClassName.methodName`: the class part a type's simple
     /// name or a dotted suffix of its qualified name (`pkg.Outer.Inner.run`).
-    #[schemars(regex(pattern = r"^\s*[^.\s][^\s]*\.[^.\s]+\s*$"))]
+    /// Each part is a Java identifier (the pattern says only "dot-separated,
+    /// no spaces": identifiers are checked by the tool, `invalid_value`).
+    #[schemars(regex(pattern = r"^[^.\s]+(\.[^.\s]+)+$"))]
     pub method: String,
     /// `callers`, `callees` or `both` (default).
     pub direction: Option<ChainDirection>,
@@ -114,9 +116,32 @@ pub enum ChainDirection {
     Both,
 }
 
-/// The success body of `call_chain`. The tree nodes' shape (method,
-/// class, file, line, call sites, children) is in docs/ide-tools.md; their
-/// schema here says only that they are objects.
+/// A method declaration: an entry of `declarations`, and the start of a
+/// tree node (which adds `callSites`, `external`, its children, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MethodNode {
+    /// `SimpleClass.name` (`<init>` for a constructor).
+    pub method: String,
+    /// The declaring type's qualified name.
+    pub class: String,
+    /// The declaration's signature as written.
+    pub signature: String,
+    /// The file, relative to the workspace root.
+    pub file: String,
+    /// First line of the declaration (1-based).
+    pub line: usize,
+    /// Last line of the declaration.
+    pub end_line: usize,
+    /// The declaration's text, with `includeSource`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// The success body of `call_chain`. The tree nodes (a recursive shape:
+/// a [`MethodNode`] plus `callSites`, `external`, `recursive`, `truncated`
+/// and its own `callers`/`callees`; C-ide-chain-result) are objects to the
+/// schema: a recursive type would need `$ref`, which the catalog avoids.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChainBody {
@@ -134,11 +159,15 @@ pub struct ChainBody {
     /// Files with syntax errors (parsed anyway, error-tolerant).
     pub syntax_errors: Vec<String>,
     /// Every overload of the target.
-    pub declarations: Vec<Map<String, Value>>,
-    /// The callers tree (absent when `direction` is `callees`).
+    pub declarations: Vec<MethodNode>,
+    /// The callers tree (absent when `direction` is `callees`): nodes
+    /// with `method`, `class`, `file`, `line`, `callSites` and their own
+    /// `callers`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub callers: Option<Vec<Value>>,
-    /// The callees tree (absent when `direction` is `callers`).
+    /// The callees tree (absent when `direction` is `callers`): nodes
+    /// with `method`, `external`, `callSites` and, for workspace methods,
+    /// `class`, `file`, `line` and their own `callees`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub callees: Option<Vec<Value>>,
     /// True when a tree was cut at the node limit.
@@ -805,20 +834,26 @@ impl Index {
         String::from_utf8_lossy(&self.sources[m.file][m.range.0..m.range.1]).into_owned()
     }
 
-    fn method_node(&self, i: usize, include_source: bool) -> Map<String, Value> {
+    fn method_node(&self, i: usize, include_source: bool) -> MethodNode {
         let m = &self.methods[i];
         let t = &self.types[m.ty];
-        let mut o = Map::new();
-        o.insert("method".into(), format!("{}.{}", t.simple, m.name).into());
-        o.insert("class".into(), self.qualified(m.ty).into());
-        o.insert("signature".into(), m.signature.as_str().into());
-        o.insert("file".into(), self.files[m.file].as_str().into());
-        o.insert("line".into(), m.lines.0.into());
-        o.insert("endLine".into(), m.lines.1.into());
-        if include_source {
-            o.insert("source".into(), self.source(m).into());
+        MethodNode {
+            method: format!("{}.{}", t.simple, m.name),
+            class: self.qualified(m.ty),
+            signature: m.signature.clone(),
+            file: self.files[m.file].clone(),
+            line: m.lines.0,
+            end_line: m.lines.1,
+            source: include_source.then(|| self.source(m)),
         }
-        o
+    }
+
+    /// A method's node as a JSON object, for the trees to add members to.
+    fn method_object(&self, i: usize, include_source: bool) -> Map<String, Value> {
+        match crate::tools::wire::document(&self.method_node(i, include_source)) {
+            Value::Object(o) => o,
+            _ => Map::new(),
+        }
     }
 
     fn sites(&self, sites: &[usize]) -> Value {
@@ -947,7 +982,7 @@ impl Index {
     fn node(&self, entry: Entry, include_source: bool) -> (Map<String, Value>, Option<usize>) {
         match entry {
             Entry::Caller(Caller::Method(m), sites) => {
-                let mut o = self.method_node(m, include_source);
+                let mut o = self.method_object(m, include_source);
                 o.insert("callSites".into(), self.sites(&sites));
                 (o, Some(m))
             }
@@ -964,7 +999,7 @@ impl Index {
                 (o, None)
             }
             Entry::Callee(m, sites) => {
-                let mut o = self.method_node(m, include_source);
+                let mut o = self.method_object(m, include_source);
                 o.insert("external".into(), false.into());
                 o.insert("callSites".into(), self.sites(&sites));
                 (o, Some(m))

@@ -59,7 +59,7 @@ impl Default for CreateFileOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[schemars(title = "workspace_create_file params")]
 pub struct CreateFileParams<'a> {
-    /// Workspace-relative path of the file, `/`-separated (`\\` is accepted
+    /// Workspace-relative path of the file, `/`-separated (`\` is accepted
     /// as a separator). Must not be absolute, must not leave the workspace
     /// (`..` above the root), must not name a directory. Missing parent
     /// directories are created.
@@ -127,13 +127,13 @@ pub struct CreateFileResult {
     pub path: String,
     /// Bytes written (0 when nothing was written).
     pub size_bytes: u64,
-    /// Lowercase hex SHA-256 of the file as read back (`None` on failure).
+    /// Lowercase hex SHA-256 of the file as read back (`null` on failure).
     pub hash: Option<String>,
     /// The file did not exist before (and now does).
     pub created: bool,
     /// An existing file was replaced and the operation succeeded.
     pub overwritten: bool,
-    /// `None` on success.
+    /// `null` on success.
     pub error_code: Option<CreateFileErrorCode>,
 }
 

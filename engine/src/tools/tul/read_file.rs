@@ -101,7 +101,7 @@ pub struct FileContent {
 #[schemars(title = "workspace.read_file params")]
 pub struct ReadFileArgs {
     /// The DocPath: the file's path relative to the workspace root,
-    /// `/`-separated, used exactly as given (no case folding, no `\\`
+    /// `/`-separated, used exactly as given (no case folding, no `\`
     /// separators). A path that is a key of the session's ActiveFiles is
     /// refused with `ALREADY_IN_CONTEXT`: that content is already in context.
     #[schemars(regex(pattern = r"\S"))]

@@ -128,7 +128,7 @@ pub enum WritePatchError<'a> {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileError<'a> {
-    /// `sha_mismatch`, `not_found`, `ambiguous_doc_path`, `line_mismatch`,
+    /// `sha256_mismatch`, `file_not_found`, `ambiguous_doc_path`, `line_mismatch`,
     /// `range_out_of_bounds`, `outside_workspace`, ... (docs/tools.md).
     pub code: &'static str,
     /// `files[i] (docPath): reason`.
@@ -149,7 +149,7 @@ pub struct FileError<'a> {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum FileErrorDetail<'a> {
-    /// `sha_mismatch`: the hash you gave and the file's.
+    /// `sha256_mismatch`: the hash you gave and the file's.
     Sha {
         /// `originalSha256` as given.
         expected: &'a str,

@@ -36,8 +36,9 @@ pub struct FilePatchParams {
     /// Your own key for this file, echoed back verbatim.
     pub file_key: Option<String>,
     /// The file's workspace-relative path, lowercase, `/`-separated; each
-    /// docPath at most once per batch.
-    #[schemars(length(min = 1))]
+    /// docPath at most once per batch. (The pattern refuses blank paths and
+    /// ASCII capitals; the validator refuses every Unicode capital.)
+    #[schemars(regex(pattern = r"^[^A-Z]*[^A-Z\s][^A-Z]*$"))]
     pub doc_path: String,
     /// The SHA-256 (64 hex digits) of the file content the changes were
     /// planned on — from `workspace.read_file`'s `file.sha256`, never
@@ -53,7 +54,8 @@ pub struct FilePatchParams {
     pub changes: Vec<LineChangeParams>,
 }
 
-/// One line-level change; `operation` decides which fields it has.
+/// One line-level change; `operation` decides which fields it has (the
+/// fields of the other operations may only be absent or `null`).
 #[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(
     tag = "operation",
@@ -76,6 +78,12 @@ pub enum LineChangeParams {
         /// The lines to insert, without line terminators (at least one).
         #[schemars(length(min = 1))]
         new_lines: Vec<NewLine>,
+        /// Not used by an insert: absent or `null`.
+        start_line: Option<()>,
+        /// Not used by an insert: absent or `null`.
+        end_line: Option<()>,
+        /// Not used by an insert: absent or `null`.
+        expected_original_lines: Option<()>,
     },
     /// Replace original lines `startLine..=endLine` (inclusive).
     Replace {
@@ -96,6 +104,8 @@ pub enum LineChangeParams {
         expected_original_lines: Vec<OriginalLine>,
         /// The replacement lines (may be empty: the range is then removed).
         new_lines: Vec<NewLine>,
+        /// Not used by a replace: absent or `null`.
+        after_line: Option<()>,
     },
     /// Delete original lines `startLine..=endLine` (inclusive).
     Delete {
@@ -113,6 +123,10 @@ pub enum LineChangeParams {
         end_line: u64,
         /// The range's current lines, one entry per line, compared byte for byte.
         expected_original_lines: Vec<OriginalLine>,
+        /// Not used by a delete: absent or `null`.
+        after_line: Option<()>,
+        /// Not used by a delete: absent or `null`.
+        new_lines: Option<()>,
     },
 }
 

@@ -907,6 +907,51 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn the_serialized_code_is_the_wire_code() {
+        for code in [
+            ValidationCode::AfterLineNegative,
+            ValidationCode::BatchNotObject,
+            ValidationCode::ChangeNotObject,
+            ValidationCode::ChangesEmpty,
+            ValidationCode::ChangesMissing,
+            ValidationCode::ChangesOutOfOrder,
+            ValidationCode::ChangesOverlap,
+            ValidationCode::DocPathEmpty,
+            ValidationCode::DocPathMissing,
+            ValidationCode::DocPathNotLowercase,
+            ValidationCode::DuplicateDocPath,
+            ValidationCode::EndLineBeforeStart,
+            ValidationCode::EndLineBelowOne,
+            ValidationCode::ExpectedLinesLengthMismatch,
+            ValidationCode::ExpectedLinesMissing,
+            ValidationCode::FieldNotAllowed,
+            ValidationCode::FieldWrongType,
+            ValidationCode::FileNotObject,
+            ValidationCode::FilesEmpty,
+            ValidationCode::FilesMissing,
+            ValidationCode::Internal,
+            ValidationCode::LineContainsNewline,
+            ValidationCode::LineFieldMissing,
+            ValidationCode::LineFieldNotInteger,
+            ValidationCode::NewLinesEmpty,
+            ValidationCode::NewLinesMissing,
+            ValidationCode::NewLinesOnDelete,
+            ValidationCode::OperationMissing,
+            ValidationCode::Sha256Malformed,
+            ValidationCode::Sha256Missing,
+            ValidationCode::StartLineBelowOne,
+            ValidationCode::UnknownField,
+            ValidationCode::UnknownOperation,
+        ] {
+            assert_eq!(
+                serde_json::to_value(code).ok(),
+                Some(Value::from(code.as_str())),
+                "{code:?}"
+            );
+        }
+    }
+
     const SHA: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
     fn batch_with(changes: Value) -> Value {

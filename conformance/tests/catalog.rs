@@ -1,0 +1,313 @@
+//! The tool catalog's JSON Schemas against the corpus, with a real JSON
+//! Schema 2020-12 validator (the `jsonschema` crate):
+//!
+//! - params: every case's params are judged by the tool's own parser
+//!   (accepted, or rejected as invalid params) and by the tool's params
+//!   schema; the two must agree. The parser rejections a JSON Schema cannot
+//!   express (the ordering of a batch's changes, `endLine ≥ startLine`, …:
+//!   [`OUT_OF_REACH`]) are counted apart, never asserted;
+//! - results: every result document the reference engine produces over the
+//!   corpus (run in-process, as `patchspec lint` does) is valid against the
+//!   tool's result schema;
+//! - the schemas in docs/schemas/ are the ones the engine generates now.
+//!
+//! The figures (cases validated, rejections, out of reach) are printed with
+//! `--nocapture` and written in docs/catalog.md.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use patchspec_conformance::case::Case;
+use patchspec_conformance::catalog::schema_files;
+use patchspec_conformance::corpus_source;
+use patchspec_conformance::event::{Event, Reporter, RunHeader};
+use patchspec_conformance::run::{run, RunConfig, Runner};
+use patchspec_conformance::transport::inprocess::InProcess;
+use patchspec_conformance::transport::Executor;
+use patchspec_engine::catalog::{catalog, definition};
+use patchspec_engine::dispatch::Session;
+use patchspec_engine::tools::ide;
+use patchspec_engine::tools::tul::{create_file, read_file, write_patch};
+use serde_json::Value;
+
+/// Parser rejections that no JSON Schema states, as `tool: code` (for the
+/// IDE tools `tool: field/reason`): they depend on two fields together, on
+/// the order of array items, or on more than a regex can portably say.
+/// docs/catalog.md lists them with the reason.
+const OUT_OF_REACH: &[&str] = &[
+    // apply_patch: two keys of expectedSha256ByPath naming one file.
+    "apply_patch: conflicting_expected_sha256",
+    // workspace_write_patch: across fields or items; a capital outside
+    // ASCII (the pattern refuses `A-Z`; Unicode classes such as `\p{Lu}`
+    // are not portable across validators: Python's `re` lacks them).
+    "workspace_write_patch: duplicate_doc_path",
+    "workspace_write_patch: doc_path_not_lowercase",
+    "workspace_write_patch: end_line_before_start",
+    "workspace_write_patch: expected_lines_length_mismatch",
+    "workspace_write_patch: changes_out_of_order",
+    "workspace_write_patch: changes_overlap",
+    // read_file: `line` with `start_line`/`end_line`; `end_line` before `start_line`.
+    "read_file: line/conflict",
+    "read_file: end_line/out_of_range",
+    // call_chain: each dotted part a Java identifier (Unicode classes).
+    "call_chain: method/invalid_value",
+    // grep_file: a file_type that is no ripgrep type name nor `.ext`.
+    "grep_file: file_type/invalid_value",
+];
+
+/// What a tool's own parser says about some params.
+#[derive(Debug)]
+enum Verdict {
+    Accepted,
+    /// Rejected for a reason the schema states (the codes).
+    Rejected(Vec<String>),
+    /// Rejected only for reasons out of a schema's reach.
+    OutOfReach,
+}
+
+fn verdict(tool: &str, params: &Value, result: &Value) -> Verdict {
+    let codes: Vec<String> = match tool {
+        "apply_patch" => match result["error"]["details"]["reason"].as_str() {
+            Some(r @ ("invalid_params" | "malformed_sha256" | "conflicting_expected_sha256")) => {
+                vec![r.to_string()]
+            }
+            _ => vec![],
+        },
+        "workspace_write_patch" => match write_patch::validate(params) {
+            Ok(_) => vec![],
+            Err(errors) => errors.iter().map(|e| e.code.as_str().to_string()).collect(),
+        },
+        "workspace_create_file" => match create_file::parse_params(params) {
+            Ok(_) => vec![],
+            Err(r) => vec![r.error_code.map(|c| c.as_str()).unwrap_or("?").to_string()],
+        },
+        "workspace.read_file" => match read_file::check_args(params, &Session::default()) {
+            Ok(_) => vec![],
+            Err(e) => vec![e.code.as_str().to_string()],
+        },
+        "read_file" => ide_codes(ide::read_file::parse(params).err()),
+        "grep_file" => ide_codes(ide::grep_file::parse(params).err()),
+        "apply_change" => ide_codes(ide::apply_change::parse(params).err()),
+        "call_chain" => ide_codes(ide::call_chain::parse(params).err()),
+        other => panic!("no parser verdict for {other}: add the tool here"),
+    };
+    if codes.is_empty() {
+        Verdict::Accepted
+    } else if codes
+        .iter()
+        .all(|c| OUT_OF_REACH.contains(&format!("{tool}: {c}").as_str()))
+    {
+        Verdict::OutOfReach
+    } else {
+        Verdict::Rejected(codes)
+    }
+}
+
+/// True when a number in `v` is written as a float with no fractional
+/// part (`3.0`, `1e2`).
+fn has_integral_float(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0),
+        Value::Array(items) => items.iter().any(has_integral_float),
+        Value::Object(map) => map.values().any(has_integral_float),
+        _ => false,
+    }
+}
+
+fn ide_codes(e: Option<ide::IdeError>) -> Vec<String> {
+    e.map(|e| {
+        let s = |k: &str| {
+            e.details
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        format!("{}/{}", s("field"), s("reason"))
+    })
+    .into_iter()
+    .collect()
+}
+
+/// Every case's tool, params and the engine's result document.
+struct Collect(Vec<(String, String, Value, Value)>);
+
+impl Reporter for Collect {
+    fn event(&mut self, event: &Event<'_>) -> std::io::Result<()> {
+        if let Event::CaseFinished(r) = event {
+            self.0.push((
+                r.id.clone(),
+                r.tool.clone(),
+                r.params.clone(),
+                r.result.clone().unwrap_or(Value::Null),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn corpus_results() -> Vec<(String, String, Value, Value)> {
+    let corpus = corpus_source::embedded().expect("the embedded corpus loads");
+    let cfg = RunConfig {
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        timeout: Duration::from_secs(30),
+        ..RunConfig::default()
+    };
+    let engine = InProcess::default();
+    let runner = Runner::new(&engine, &cfg).expect("runner");
+    let selected: Vec<&Case> = corpus.cases.iter().collect();
+    let header = RunHeader::new(
+        &corpus,
+        engine.info(),
+        selected.len(),
+        "catalog".into(),
+        &cfg,
+        None,
+    );
+    let mut collect = Collect(Vec::new());
+    let output = run(&runner, &header, &selected, Vec::new(), &mut [&mut collect]);
+    assert!(
+        !output.summary.is_unexpected(),
+        "the corpus passes against the reference"
+    );
+    assert_eq!(collect.0.len(), corpus.cases.len());
+    collect.0
+}
+
+fn validators() -> BTreeMap<&'static str, (jsonschema::Validator, jsonschema::Validator)> {
+    catalog()
+        .into_iter()
+        .map(|t| {
+            let params = jsonschema::draft202012::new(&t.params_schema)
+                .unwrap_or_else(|e| panic!("{}: params schema: {e}", t.name));
+            let result = jsonschema::draft202012::new(&t.result_schema)
+                .unwrap_or_else(|e| panic!("{}: result schema: {e}", t.name));
+            (t.name, (params, result))
+        })
+        .collect()
+}
+
+#[test]
+fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
+    let validators = validators();
+    let results = corpus_results();
+    let mut findings = Vec::new();
+    let (mut accepted, mut rejected, mut out_of_reach, mut out_of_reach_rejected) = (0, 0, 0, 0);
+    let mut integral_floats = 0;
+    let mut per_tool: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (id, tool, params, result) in &results {
+        let Some((params_schema, result_schema)) = validators.get(tool.as_str()) else {
+            findings.push(format!("{id}: tool {tool} has no catalog entry"));
+            continue;
+        };
+        let valid = params_schema.is_valid(params);
+        let entry = per_tool.entry(tool.clone()).or_default();
+        entry.0 += 1;
+        match verdict(tool, params, result) {
+            Verdict::Accepted => {
+                accepted += 1;
+                if !valid {
+                    let why: Vec<String> = params_schema
+                        .iter_errors(params)
+                        .map(|e| format!("{}: {e}", e.instance_path()))
+                        .collect();
+                    findings.push(format!(
+                        "{id}: the parser accepts the params, the schema does not: {}",
+                        why.join("; ")
+                    ));
+                }
+            }
+            Verdict::Rejected(_) if valid && has_integral_float(params) => {
+                // `3.0` is an integer to JSON Schema (2020-12 §6.1.1: a
+                // number with a zero fractional part) and a wrong type to
+                // the parsers, which want JSON integers: out of reach.
+                out_of_reach += 1;
+                integral_floats += 1;
+            }
+            Verdict::Rejected(codes) => {
+                rejected += 1;
+                entry.1 += 1;
+                if valid {
+                    findings.push(format!(
+                        "{id}: the parser rejects the params ({}), the schema accepts them",
+                        codes.join(", ")
+                    ));
+                }
+            }
+            Verdict::OutOfReach => {
+                out_of_reach += 1;
+                if !valid {
+                    out_of_reach_rejected += 1;
+                }
+            }
+        }
+        for e in result_schema.iter_errors(result) {
+            findings.push(format!(
+                "{id}: result document at {}: {e}",
+                e.instance_path()
+            ));
+        }
+    }
+    println!(
+        "catalog schemas over the corpus: {} cases; params: {accepted} accepted by parser and schema, \
+         {rejected} invalid params rejected by both, {out_of_reach} rejected by the parser for a \
+         reason out of a schema's reach ({integral_floats} integers written as floats; \
+         {out_of_reach_rejected} rejected by the schema too); {} result documents valid",
+        results.len(),
+        results.len()
+    );
+    for (tool, (n, r)) in &per_tool {
+        println!("  {tool}: {n} cases, {r} invalid params rejected by the schema");
+    }
+    assert!(
+        findings.is_empty(),
+        "{} findings:\n{}",
+        findings.len(),
+        findings.join("\n")
+    );
+    assert!(
+        rejected > 30,
+        "the corpus has invalid-params cases: {rejected}"
+    );
+}
+
+#[test]
+fn the_committed_schemas_are_the_generated_ones() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schemas");
+    let expected = schema_files(&catalog());
+    let mut stale = Vec::new();
+    for (name, text) in &expected {
+        match std::fs::read_to_string(dir.join(name)) {
+            Ok(committed) if committed == *text => {}
+            Ok(_) => stale.push(format!("{name} differs")),
+            Err(e) => stale.push(format!("{name}: {e}")),
+        }
+    }
+    for entry in std::fs::read_dir(&dir).expect("docs/schemas exists") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        let schema_file = name.ends_with(".params.json") || name.ends_with(".result.json");
+        if schema_file && !expected.iter().any(|(n, _)| *n == name) {
+            stale.push(format!("{name} belongs to no tool"));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "docs/schemas is stale ({}); regenerate with: \
+         cargo run --bin patchspec -- catalog --write-schemas docs/schemas",
+        stale.join("; ")
+    );
+}
+
+#[test]
+fn every_tool_is_in_the_catalog_with_schemas_that_compile() {
+    let validators = validators();
+    for name in patchspec_engine::dispatch::SUPPORTED_TOOLS {
+        assert!(validators.contains_key(name), "{name}");
+        assert!(definition(name).is_some(), "{name}");
+    }
+}
