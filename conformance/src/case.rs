@@ -834,7 +834,7 @@ pub mod b64 {
     /// Decode; `None` when the text is not canonical padded base64.
     pub fn decode(text: &str) -> Option<Vec<u8>> {
         let bytes = text.as_bytes();
-        if bytes.len() % 4 != 0 {
+        if !bytes.len().is_multiple_of(4) {
             return None;
         }
         let mut out = Vec::with_capacity(bytes.len() / 4 * 3);

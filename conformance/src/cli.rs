@@ -50,6 +50,27 @@ pub enum Command {
     Corpus(CorpusCommand),
     /// Print the tool catalog (descriptions, sides, JSON Schemas of params and results) as JSON, an MCP tools/list result, or OpenAI or Anthropic tool definitions; or write the schemas to a directory.
     Catalog(crate::cmd_catalog::CatalogArgs),
+    /// Serve the engine's tools on a workspace as a Model Context Protocol server (stdio; Streamable HTTP with --listen).
+    Mcp(McpArgs),
+}
+
+/// `patchspec mcp`.
+#[derive(Clone, Debug, Args)]
+pub struct McpArgs {
+    /// The workspace the tools work on (every path is relative to it).
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. A loopback address
+    /// (`127.0.0.1:PORT`, `[::1]:PORT`) unless you name another one: anyone who can reach
+    /// ADDR can edit the workspace.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Expose only these tools (comma-separated wire names).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Expose only the tools that never write.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 /// `patchspec corpus …`.
@@ -104,6 +125,9 @@ pub enum Transport {
     Session,
     /// The runner is the websocket protocol's backend; the executor is a plugin that connects to it.
     Websocket,
+    /// The executor is an MCP server over stdio, started per case (`{root}` in an argument
+    /// becomes the case's workspace, also its working directory); each case is a `tools/call`.
+    Mcp,
 }
 
 /// The report written to stdout (or `--report-file`).
@@ -205,7 +229,8 @@ pub struct CheckArgs {
     pub junit: Option<PathBuf>,
     /// The executor's argv, after `--` (no shell). None: the built-in reference engine, in-process
     /// (websocket: the reference plugin). Websocket: `{url}` in an argument becomes the URL to
-    /// connect to, also given as $PATCHSPEC_WS_URL.
+    /// connect to, also given as $PATCHSPEC_WS_URL. Mcp: an MCP server started per case, with
+    /// `{root}` in an argument (and its working directory) the case's workspace.
     #[arg(last = true, value_name = "EXECUTOR")]
     pub executor: Vec<String>,
 }
@@ -224,7 +249,8 @@ pub struct MatrixArgs {
     #[arg(long = "executor", value_name = "NAME=CMD")]
     pub executor: Vec<String>,
     /// The transport to every --executor, as in `check` (websocket: `{url}` in CMD becomes
-    /// the URL to connect to, also given as $PATCHSPEC_WS_URL). Sessions and plugins are
+    /// the URL to connect to, also given as $PATCHSPEC_WS_URL; mcp: `{root}` in CMD becomes the
+    /// case's workspace). Sessions and plugins are
     /// restarted up to 3 times; a plugin has 10 s to connect.
     #[arg(long, value_enum, default_value = "oneshot")]
     pub transport: Transport,
@@ -354,6 +380,7 @@ pub fn main() -> i32 {
         Command::Recover(a) => Ok(cmd_engine::recover(a)),
         Command::Trash(a) => Ok(cmd_engine::trash(a)),
         Command::Catalog(a) => Ok(crate::cmd_catalog::catalog(a)),
+        Command::Mcp(a) => crate::cmd_mcp::mcp(a),
     };
     match result {
         Ok(code) => code,

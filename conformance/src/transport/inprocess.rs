@@ -9,17 +9,17 @@
 //! `patchspec exec`, so the reference executor and the in-process path cannot
 //! drift apart.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use patchspec_engine::dispatch::{
-    self, Limits as EngineLimits, Session as EngineSession, ToolCall, SUPPORTED_TOOLS,
+    self, Limits as EngineLimits, Session as EngineSession, ToolCall, ToolOutcome, SUPPORTED_TOOLS,
 };
 
 use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, TransportError};
 use crate::protocol::{
-    parse_tool_result, HelloMsg, Implementation, ProtocolError, ToolCallMsg, ToolResultData,
-    ToolResultMsg, PROTOCOL_VERSION,
+    parse_tool_result, HelloMsg, Implementation, ProtocolError, SessionMsg, ToolCallMsg,
+    ToolResultData, ToolResultMsg, PROTOCOL_VERSION,
 };
 
 /// The engine's implementation-private paths (its trash folder).
@@ -49,31 +49,45 @@ pub fn hello() -> HelloMsg {
     }
 }
 
-/// Answer one `TOOL_CALL` with the engine; panics become `Err`.
-pub fn answer(msg: &ToolCallMsg) -> Result<ToolResultMsg, String> {
-    let started = Instant::now();
+/// Run one tool call with the engine, catching a panic as `Err` (its
+/// message). The one engine entry of every way the runner serves the
+/// engine: [`answer`] (in-process, `patchspec exec`) and the MCP server
+/// ([`crate::mcp`]).
+pub fn run_engine(
+    tool_name: &str,
+    params: &serde_json::Value,
+    workspace_root: &Path,
+    session: &SessionMsg,
+) -> Result<ToolOutcome, String> {
     let session = EngineSession {
-        active_files: msg.session.active_files.clone(),
+        active_files: session.active_files.clone(),
         limits: EngineLimits {
-            create_file_max_bytes: msg.session.limits.create_file_max_bytes,
+            create_file_max_bytes: session.limits.create_file_max_bytes,
         },
     };
-    let root = PathBuf::from(&msg.workspace_root);
     let call = ToolCall {
-        tool_name: &msg.tool_name,
-        params: &msg.params,
-        workspace_root: &root,
+        tool_name,
+        params,
+        workspace_root,
         session: &session,
     };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch::call(&call)))
-        .map_err(|panic| {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch::call(&call))).map_err(
+        |panic| {
             let text = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
             format!("the engine panicked: {text}")
-        })?;
+        },
+    )
+}
+
+/// Answer one `TOOL_CALL` with the engine; panics become `Err`.
+pub fn answer(msg: &ToolCallMsg) -> Result<ToolResultMsg, String> {
+    let started = Instant::now();
+    let root = PathBuf::from(&msg.workspace_root);
+    let outcome = run_engine(&msg.tool_name, &msg.params, &root, &msg.session)?;
     Ok(ToolResultMsg {
         kind: "TOOL_RESULT".into(),
         data: ToolResultData {

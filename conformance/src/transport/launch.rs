@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::inprocess::InProcess;
+use super::mcp::Mcp;
 use super::oneshot::Oneshot;
 use super::session::Session;
 use super::websocket::{Options, Plugin, WebSocket};
@@ -112,6 +113,15 @@ fn start(launch: &Launch<'_>) -> Result<Box<dyn Executor>, Failed> {
             Ok(Box::new(websocket))
         }
         _ if launch.argv.is_empty() => Ok(Box::new(InProcess::new(launch.ignore_paths))),
+        Transport::Mcp => Ok(Box::new(
+            Mcp::start(
+                resolve_argv(launch.argv),
+                launch.root,
+                launch.timeout.max(Duration::from_secs(10)),
+                launch.ignore_paths,
+            )
+            .map_err(Failed::Transport)?,
+        )),
         Transport::Oneshot => {
             let argv = resolve_argv(launch.argv);
             let private_paths = launch.ignore_paths.to_vec();
@@ -162,6 +172,7 @@ impl Unstarted {
                     Transport::Oneshot => "oneshot",
                     Transport::Session => "session",
                     Transport::Websocket => "websocket",
+                    Transport::Mcp => "mcp",
                 },
                 command: resolve_argv(argv),
                 declared_by: Declaration::Missing(format!("it did not start: {error}")),

@@ -1,12 +1,14 @@
 //! Transports: how a `TOOL_CALL` reaches an executor and its `TOOL_RESULT` comes back.
 //!
-//! The main trait is [`Executor`]; the four implementations are
+//! The main trait is [`Executor`]; the five implementations are
 //! [`inprocess`] (the built-in reference engine, through the same
 //! serialise/parse path as the wire), [`oneshot`] (one process per call),
 //! [`session`] (one long-lived process per worker, line-framed, with a
-//! `HELLO` handshake) and [`websocket`] (the runner as the backend of the
+//! `HELLO` handshake), [`websocket`] (the runner as the backend of the
 //! websocket tool protocol, a plugin connected to it; [`websocket_plugin`]
-//! is the reference plugin). Only the two websocket modules are async.
+//! is the reference plugin) and [`mcp`] (the runner as the client of an
+//! MCP server, one per case). Only the websocket and MCP modules are async,
+//! each with its own runtime.
 //! Shared process handling (process groups, timeouts, bounded reads) is in
 //! [`process`]; [`launch`] starts the executor a command line names, for
 //! `check` and `matrix` alike. Transports only move messages; judging the answer is the
@@ -20,6 +22,7 @@ use crate::workspace::ExecEnv;
 
 pub mod inprocess;
 pub mod launch;
+pub mod mcp;
 pub mod oneshot;
 pub mod process;
 pub mod session;
@@ -53,7 +56,7 @@ impl Declaration {
 /// What the runner knows about an executor.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExecutorInfo {
-    /// `inprocess`, `oneshot`, `session` or `websocket`.
+    /// `inprocess`, `oneshot`, `session`, `websocket` or `mcp`.
     pub transport: &'static str,
     /// The executor's argv (empty in-process).
     pub command: Vec<String>,

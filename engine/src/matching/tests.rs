@@ -598,7 +598,7 @@ mod against_the_reference {
 fn de_bruijn(k: usize) -> Vec<&'static str> {
     fn db(t: usize, p: usize, k: usize, a: &mut Vec<usize>, out: &mut Vec<usize>) {
         if t > k {
-            if k % p == 0 {
+            if k.is_multiple_of(p) {
                 out.extend_from_slice(&a[1..=p]);
             }
         } else {

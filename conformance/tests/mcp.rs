@@ -1,0 +1,706 @@
+//! `patchspec mcp` through the real binary, spoken to line by line as a
+//! third-party MCP client would (raw JSON-RPC, none of the runner's code):
+//! the handshake and `tools/list` against the catalog, a call that applies,
+//! one that is refused, unknown tools, malformed input, `--read-only` and
+//! `--tools`, Streamable HTTP with `--listen`, and a client that goes away
+//! mid-call. Then `check --transport mcp` and `matrix --transport mcp`, the
+//! runner as an MCP client.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use common::PATCHSPEC;
+use patchspec_engine::catalog::catalog;
+use serde_json::{json, Value};
+
+/// A `patchspec mcp` server on stdio.
+struct Server {
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(root: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(PATCHSPEC)
+            .arg("mcp")
+            .arg("--root")
+            .arg(root)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("patchspec mcp starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Server {
+            child: Some(child),
+            stdin,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    /// A server that has done the `initialize` handshake.
+    fn initialized(root: &Path, extra: &[&str]) -> (Server, Value) {
+        let mut server = Server::start(root, extra);
+        let init = server.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}
+            }),
+        );
+        server.send_line(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        );
+        (server, init)
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write to the server");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next message from the server.
+    fn read(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the server answers within 20 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Send a request; the whole response (`result` or `error`).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        let response = self.read();
+        assert_eq!(
+            response["id"],
+            json!(id),
+            "answer to request {id}: {response}"
+        );
+        response
+    }
+
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let listed = self.request("tools/list", json!({}));
+        listed["result"]["tools"]
+            .as_array()
+            .expect("tools array")
+            .iter()
+            .map(|t| t["name"].as_str().expect("name").to_owned())
+            .collect()
+    }
+
+    /// Close stdin and wait for the exit (at most 20 s).
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        wait_exit(self.child.as_mut().expect("running"))
+    }
+
+    /// Go away as a client can: close stdin, never read stdout again.
+    /// The server process, to watch it exit.
+    fn vanish(mut self) -> Child {
+        drop(self.stdin.take());
+        self.child.take().expect("running")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every file under `root` (relative path → bytes), `.patchspec` left out.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let rel = path
+                .strip_prefix(root)
+                .expect("under root")
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".patchspec" {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else {
+                out.insert(rel, std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").expect("write");
+    dir
+}
+
+const APPLIES: &str =
+    "*** Begin Patch\n*** Update File: a.txt\n@@\n alpha\n-beta\n+BETA\n*** End Patch\n";
+const REFUSED: &str =
+    "*** Begin Patch\n*** Update File: a.txt\n@@\n-gamma\n+GAMMA\n*** End Patch\n";
+
+#[test]
+fn initialize_and_tools_list_serve_the_catalog() {
+    let ws = workspace();
+    let (mut server, init) = Server::initialized(ws.path(), &[]);
+    let result = &init["result"];
+    assert_eq!(result["protocolVersion"], "2025-11-25", "{init}");
+    assert!(result["capabilities"]["tools"].is_object(), "{init}");
+    assert_eq!(result["serverInfo"]["name"], "patchspec");
+    assert_eq!(
+        result["_meta"]["dev.patchspec/executor"]["privatePaths"],
+        json!([".patchspec"])
+    );
+    let listed = server.request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    let catalog = catalog();
+    assert_eq!(tools.len(), catalog.len());
+    for (tool, def) in tools.iter().zip(&catalog) {
+        assert_eq!(tool["name"], def.name);
+        assert_eq!(tool["description"], def.description.as_str());
+        assert_eq!(tool["inputSchema"], def.params_schema, "{}", def.name);
+        assert_eq!(tool["outputSchema"], def.result_schema, "{}", def.name);
+        assert_eq!(tool["annotations"]["readOnlyHint"], json!(!def.writes));
+    }
+    assert!(server.finish().success());
+}
+
+#[test]
+fn a_call_that_applies_returns_its_document_and_writes() {
+    let ws = workspace();
+    let (mut server, _) = Server::initialized(ws.path(), &[]);
+    let response = server.call("apply_patch", json!({"patch": APPLIES}));
+    let result = &response["result"];
+    assert_eq!(result["isError"], false, "{response}");
+    let document = &result["structuredContent"];
+    assert_eq!(document["success"], true, "{response}");
+    assert_eq!(
+        document["data"]["changedFiles"],
+        json!([{"path": "a.txt", "operation": "update"}])
+    );
+    // The same document as text, for clients that read only text.
+    let text = result["content"][0]["text"].as_str().expect("text block");
+    assert_eq!(
+        &serde_json::from_str::<Value>(text).expect("JSON text"),
+        document
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "alpha\nBETA\n"
+    );
+}
+
+#[test]
+fn a_refused_edit_is_is_error_with_the_diagnosis_and_changes_nothing() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("b.txt"), "untouched\n").unwrap();
+    let before = tree(ws.path());
+    let (mut server, _) = Server::initialized(ws.path(), &[]);
+    // Two sections: the first would apply, the second cannot; nothing is written.
+    let patch = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: a.txt\n@@\n-gamma\n+GAMMA\n*** End Patch\n";
+    let response = server.call("apply_patch", json!({"patch": patch}));
+    let result = &response["result"];
+    assert_eq!(result["isError"], true, "{response}");
+    let reason = result["content"][0]["text"].as_str().expect("text");
+    assert!(reason.starts_with("a.txt: hunk 0"), "{reason}");
+    assert!(reason.contains("context not found"), "{reason}");
+    assert!(reason.contains("diagnosis:\n  cause: "), "{reason}");
+    assert_eq!(result["structuredContent"]["success"], false);
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "patch_apply_error"
+    );
+    let last = result["content"].as_array().unwrap().last().unwrap()["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(last).unwrap(),
+        result["structuredContent"]
+    );
+    assert_eq!(
+        tree(ws.path()),
+        before,
+        "a refused edit changed the workspace"
+    );
+    // Params the engine cannot read are its own refusal, in its vocabulary.
+    let response = server.call("apply_patch", json!({"input": REFUSED}));
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert_eq!(
+        response["result"]["structuredContent"]["error"]["details"]["reason"],
+        "invalid_params"
+    );
+    assert_eq!(tree(ws.path()), before);
+}
+
+#[test]
+fn unknown_tools_and_malformed_requests_are_errors_not_crashes() {
+    let ws = workspace();
+    let before = tree(ws.path());
+    let (mut server, _) = Server::initialized(ws.path(), &[]);
+    let response = server.call("rm_rf", json!({}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert!(response["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("rm_rf"));
+    // Arguments that are not an object: invalid params.
+    let response = server.request(
+        "tools/call",
+        json!({"name": "apply_patch", "arguments": [1]}),
+    );
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    // A line that is not JSON is dropped (no id to answer; the SDK avoids
+    // error storms), JSON that is not JSON-RPC is an invalid request, and
+    // the server goes on answering.
+    server.send_line("{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ");
+    server.send_line("{\"hello\": 1}");
+    let invalid = server.read();
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
+    // Session state in _meta that does not parse is refused, not ignored.
+    let response = server.request(
+        "tools/call",
+        json!({"name": "workspace.read_file", "arguments": {"path": "a.txt"},
+               "_meta": {"dev.patchspec/session": {"activeFiles": 3}}}),
+    );
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let response = server.call("workspace.read_file", json!({"path": "a.txt"}));
+    assert_eq!(
+        response["result"]["structuredContent"]["file"]["content"],
+        "alpha\nbeta\n"
+    );
+    assert_eq!(tree(ws.path()), before);
+    assert!(server.finish().success());
+}
+
+#[test]
+fn session_state_travels_in_meta() {
+    let ws = workspace();
+    let (mut server, _) = Server::initialized(ws.path(), &[]);
+    let response = server.request(
+        "tools/call",
+        json!({"name": "workspace.read_file", "arguments": {"path": "a.txt"},
+               "_meta": {"dev.patchspec/session": {"activeFiles": {"a.txt": "alpha\nbeta\n"}}}}),
+    );
+    let plain = server.call("workspace.read_file", json!({"path": "a.txt"}));
+    assert_ne!(
+        response["result"]["structuredContent"], plain["result"]["structuredContent"],
+        "ActiveFiles in _meta made no difference: {response}"
+    );
+}
+
+#[test]
+fn read_only_and_tools_hide_tools_and_refuse_their_calls() {
+    let ws = workspace();
+    let before = tree(ws.path());
+    let (mut server, _) = Server::initialized(ws.path(), &["--read-only"]);
+    let writers: Vec<&str> = catalog()
+        .iter()
+        .filter(|t| t.writes)
+        .map(|t| t.name)
+        .collect();
+    let names = server.tool_names();
+    assert!(!names.is_empty());
+    for writer in &writers {
+        assert!(
+            !names.iter().any(|n| n == writer),
+            "{writer} listed read-only"
+        );
+    }
+    let response = server.call("apply_patch", json!({"patch": APPLIES}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert_eq!(tree(ws.path()), before);
+    drop(server);
+
+    let (mut server, _) =
+        Server::initialized(ws.path(), &["--tools", "workspace.read_file,apply_change"]);
+    let subset: Vec<String> = names_in_catalog_order()
+        .into_iter()
+        .filter(|n| n == "apply_change" || n == "workspace.read_file")
+        .collect();
+    assert_eq!(subset.len(), 2);
+    assert_eq!(server.tool_names(), subset);
+    let response = server.call("apply_patch", json!({"patch": APPLIES}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert_eq!(tree(ws.path()), before);
+    drop(server);
+
+    // Both: only what is in the subset and read-only.
+    let (mut server, _) = Server::initialized(
+        ws.path(),
+        &["--tools", "workspace.read_file,apply_change", "--read-only"],
+    );
+    assert_eq!(server.tool_names(), ["workspace.read_file"]);
+}
+
+fn names_in_catalog_order() -> Vec<String> {
+    catalog().iter().map(|t| t.name.to_string()).collect()
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    let ws = workspace();
+    let run = |args: &[&str]| {
+        Command::new(PATCHSPEC)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs")
+    };
+    let root = ws.path().to_str().unwrap();
+    let out = run(&["mcp", "--root", root, "--tools", "apply_patch,nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool \"nope\""));
+    let out = run(&[
+        "mcp",
+        "--root",
+        root,
+        "--tools",
+        "apply_patch",
+        "--read-only",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tool left"));
+    let out = run(&["mcp", "--root", &format!("{root}/missing")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+}
+
+#[test]
+fn a_client_that_goes_away_mid_call_leaves_the_workspace_consistent() {
+    // Large creates keep the engine busy (normalise, hash, write, fsync)
+    // while the client closes both pipes without waiting for an answer.
+    let content: String = "0123456789abcdef\n".repeat(400_000); // 6.8 MB
+    for round in 0..3 {
+        let ws = workspace();
+        let mut server = Server::initialized(ws.path(), &[]).0;
+        for i in 0..4 {
+            let id = 100 + i;
+            server.send_line(
+                &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                    "name": "workspace_create_file",
+                    "arguments": {"path": format!("big{i}.txt"), "content": content}
+                }})
+                .to_string(),
+            );
+        }
+        // Vanish: stdin closed, stdout never read again (the reader
+        // thread's channel is dropped with the Server).
+        let mut child = server.vanish();
+        let status = wait_exit(&mut child);
+        assert!(
+            status.code().is_some(),
+            "round {round}: killed by a signal: {status:?}"
+        );
+        // Each file is absent or whole: never partial, never a temp file beside it.
+        let files = tree(ws.path());
+        for (name, bytes) in &files {
+            match name.as_str() {
+                "a.txt" => assert_eq!(bytes, b"alpha\nbeta\n"),
+                n if n.starts_with("big") && n.ends_with(".txt") => {
+                    assert_eq!(bytes.len(), content.len(), "round {round}: {n} is partial")
+                }
+                other => panic!("round {round}: stray file {other}"),
+            }
+        }
+        // And the engine finds nothing to recover.
+        let out = Command::new(PATCHSPEC)
+            .args(["recover", "--root"])
+            .arg(ws.path())
+            .output()
+            .expect("recover runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn streamable_http_with_listen_serves_the_same_tools() {
+    let ws = workspace();
+    let mut child = Command::new(PATCHSPEC)
+        .arg("mcp")
+        .arg("--root")
+        .arg(ws.path())
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("the listening line");
+    let url = line
+        .trim()
+        .strip_prefix("patchspec mcp: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_owned();
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .expect("http://ADDR/mcp");
+    let post = |body: &Value, session: Option<&str>| -> (String, String) {
+        let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let body = body.to_string();
+        let session = session
+            .map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"))
+            .unwrap_or_default();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+        (head.to_owned(), body.to_owned())
+    };
+    let (head, body) = post(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        None,
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    assert!(body.contains("\"serverInfo\""), "{body}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .expect("a session id");
+    post(
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(&session),
+    );
+    let (head, body) = post(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "apply_patch", "arguments": {"patch": APPLIES}}}),
+        Some(&session),
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    assert!(body.contains("\"structuredContent\""), "{body}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "alpha\nBETA\n"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// `patchspec check --transport mcp` with `args` after `--`; (exit code, stdout, stderr).
+fn check(extra: &[&str], server: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(PATCHSPEC)
+        .arg("check")
+        .args(extra)
+        .args(["--transport", "mcp", "--"])
+        .args(server)
+        .output()
+        .expect("check runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn check_over_mcp_passes_the_reference_server() {
+    let (code, stdout, stderr) = check(
+        &[
+            "--tool",
+            "apply_change",
+            "--tool",
+            "workspace.read_file",
+            "--tool",
+            "workspace_create_file",
+        ],
+        &[PATCHSPEC, "mcp", "--root", "{root}"],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("[mcp]"), "{stdout}");
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn check_over_mcp_skips_the_tools_the_server_does_not_list() {
+    let (code, stdout, stderr) = check(
+        &["--tool", "apply_change", "--tool", "workspace.read_file"],
+        &[PATCHSPEC, "mcp", "--root", "{root}", "--read-only"],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    // apply_change writes: its cases are skipped, workspace.read_file's run.
+    assert!(stdout.contains(" passed, 0 failed, 39 skipped"), "{stdout}");
+}
+
+#[test]
+fn check_over_mcp_finds_a_server_that_is_not_one_unusable() {
+    // Exits at once, and answers nothing that is MCP.
+    let (code, _, stderr) = check(&["--tool", "apply_change"], &["sh", "-c", "echo not-mcp"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("initialize"), "{stderr}");
+}
+
+#[test]
+fn matrix_accepts_mcp_executors() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new(PATCHSPEC)
+        .args([
+            "matrix",
+            "--tool",
+            "apply_change",
+            "--transport",
+            "mcp",
+            "--out",
+        ])
+        .arg(out_dir.path())
+        .arg("--executor")
+        .arg(format!("mcp-server={PATCHSPEC} mcp --root {{root}}"))
+        .output()
+        .expect("matrix runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.path().join("matrix.json")).unwrap())
+            .unwrap();
+    let text = m.to_string();
+    assert!(text.contains("mcp-server"), "{text}");
+    assert!(text.contains("\"mcp\""), "{text}");
+}
+
+/// A fake MCP server in sh: it answers `initialize` and `tools/list`
+/// (one tool, `apply_change`) properly, and `tools/call` as `$1` says:
+/// `hang`, `huge` (17 MB on one line), `no-document`, `rpc-error`, `exit`.
+const FAKE_SERVER: &str = r#"
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"initialize"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}" ;;
+    *'"tools/list"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"tools\":[{\"name\":\"apply_change\",\"inputSchema\":{\"type\":\"object\"}}]}}" ;;
+    *'"tools/call"'*)
+      case "$1" in
+        hang) sleep 30 ;;
+        huge) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' "$id"
+              head -c 17000000 /dev/zero | tr '\0' a
+              echo '"}]}}' ;;
+        no-document) echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}" ;;
+        rpc-error) echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"error\":{\"code\":-32000,\"message\":\"nope\"}}" ;;
+        exit) exit 7 ;;
+      esac ;;
+  esac
+done
+"#;
+
+/// `check --transport mcp` of one apply_change case against the fake server in `mode`.
+fn check_fake(mode: &str) -> (Option<i32>, String) {
+    let (code, stdout, stderr) = check(
+        &[
+            "--run",
+            "apply_change/modify/replace-once",
+            "--timeout",
+            "2s",
+            "--report",
+            "json",
+        ],
+        &["sh", "-c", FAKE_SERVER, "fake-mcp", mode],
+    );
+    (code, format!("{stdout}\n{stderr}"))
+}
+
+#[test]
+fn check_over_mcp_bounds_a_server_that_hangs_or_floods() {
+    let (code, out) = check_fake("hang");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("timed out after 2.0s"), "{out}");
+    let (code, out) = check_fake("huge");
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        out.contains("output exceeds the 16777216-byte bound"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_over_mcp_reports_answers_that_are_not_results_as_errors() {
+    for (mode, needle) in [
+        (
+            "no-document",
+            "no structuredContent and no text block that is a JSON object",
+        ),
+        (
+            "rpc-error",
+            "tools/call answered with JSON-RPC error -32000: nope",
+        ),
+        ("exit", "the server closed the connection before answering"),
+    ] {
+        let (code, out) = check_fake(mode);
+        assert_ne!(code, Some(0), "{mode}: {out}");
+        assert!(out.contains(needle), "{mode}: {out}");
+    }
+}
