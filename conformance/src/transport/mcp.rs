@@ -46,7 +46,7 @@ use rmcp::ServiceExt;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 
-use super::process::{describe_status, kill_group, STDERR_LIMIT, STDOUT_LIMIT};
+use super::process::{describe_status, keep_tail, kill_group, STDOUT_LIMIT};
 use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, TransportError};
 use crate::case::Given;
 use crate::mcp::{EXECUTOR_META_KEY, SESSION_META_KEY};
@@ -162,7 +162,7 @@ impl Connection {
     }
 }
 
-/// Keep the last [`STDERR_LIMIT`] bytes of `stderr`.
+/// Keep the last [`super::process::STDERR_LIMIT`] bytes of `stderr`.
 async fn stderr_tail(mut stderr: impl AsyncRead + Unpin) -> Vec<u8> {
     let mut tail = Vec::new();
     let mut buf = vec![0u8; 8192];
@@ -170,11 +170,7 @@ async fn stderr_tail(mut stderr: impl AsyncRead + Unpin) -> Vec<u8> {
         if n == 0 {
             break;
         }
-        tail.extend_from_slice(&buf[..n]);
-        if tail.len() > STDERR_LIMIT {
-            let cut = tail.len() - STDERR_LIMIT;
-            tail.drain(..cut);
-        }
+        keep_tail(&mut tail, &buf[..n]);
     }
     tail
 }

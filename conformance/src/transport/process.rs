@@ -69,6 +69,16 @@ pub fn read_bounded(mut r: impl Read, limit: usize) -> (Vec<u8>, bool) {
     (out, over)
 }
 
+/// Append `chunk` to `tail`, keeping its last [`STDERR_LIMIT`] bytes: the
+/// one bounded stderr tail of every transport, sync or async.
+pub fn keep_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
+    tail.extend_from_slice(chunk);
+    if tail.len() > STDERR_LIMIT {
+        let cut = tail.len() - STDERR_LIMIT;
+        tail.drain(..cut);
+    }
+}
+
 /// Read to the end, keeping the last [`STDERR_LIMIT`] bytes.
 pub fn read_tail(mut r: impl Read) -> Vec<u8> {
     let mut out = Vec::new();
@@ -77,11 +87,7 @@ pub fn read_tail(mut r: impl Read) -> Vec<u8> {
         if n == 0 {
             break;
         }
-        out.extend_from_slice(&buf[..n]);
-        if out.len() > STDERR_LIMIT {
-            let cut = out.len() - STDERR_LIMIT;
-            out.drain(..cut);
-        }
+        keep_tail(&mut out, &buf[..n]);
     }
     out
 }
