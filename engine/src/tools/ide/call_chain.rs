@@ -76,7 +76,7 @@ pub const MAX_NODES: usize = 1000;
 pub const MAX_SITES_PER_NODE: usize = 100;
 
 /// The most Java tokens a file may hold to be parsed and indexed
-/// ([`index::java_tokens`] counts them); a bigger file is left out and
+/// (one counting pass, before any parse); a bigger file is left out and
 /// listed in `skippedFiles` (C-ide-chain-file-size). tree-sitter's syntax
 /// tree and parse stack cost 70 to 250 bytes a token (the most for short
 /// statements, `c();` over and over), so this bounds one file's parse near
