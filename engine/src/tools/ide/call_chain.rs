@@ -1152,9 +1152,9 @@ impl Index {
                 // Out of budget: what is still queued stays unexpanded.
                 continue;
             }
+            // Only the targets and resolved methods are queued (below).
             let level_entries = match parent.and_then(|p| arena[p].method) {
-                None if parent.is_none() => std::rc::Rc::new(self.level(targets, up)),
-                None => std::rc::Rc::new(Vec::new()),
+                None => std::rc::Rc::new(self.level(targets, up)),
                 Some(m) => levels
                     .entry(m)
                     .or_insert_with(|| std::rc::Rc::new(self.level(&[m], up)))
