@@ -47,6 +47,7 @@
 
 use std::io;
 
+use crate::content::{Content, Shared};
 use crate::fs::{file_name_of, parent_of, EntryKind, Fs};
 use crate::journal::{self, Intent, Step};
 
@@ -58,14 +59,16 @@ pub const TRASH_DIR: &str = ".patchspec/trash";
 /// One file change of a transaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
-    /// Write `bytes` at `path`, creating or replacing it.
+    /// Write `content` at `path`, creating or replacing it.
     Write {
         /// Workspace-relative, guarded path.
         path: String,
-        /// The new content.
-        bytes: Vec<u8>,
-        /// The pre-image (`None`: the file did not exist).
-        before: Option<Vec<u8>>,
+        /// The new content (it may be spliced from `before`: no copy).
+        content: Content,
+        /// The pre-image (`None`: the file did not exist). Only read where
+        /// the filesystem refuses the hard link that keeps it for a
+        /// rollback (it is then copied).
+        before: Option<Shared>,
         /// Permission bits to give the file (keep an executable script executable).
         mode: Option<u32>,
     },
@@ -73,8 +76,8 @@ pub enum Change {
     Delete {
         /// Workspace-relative, guarded path.
         path: String,
-        /// The pre-image.
-        before: Vec<u8>,
+        /// The file's size in bytes (what the trash receives: its bound).
+        size: u64,
     },
     /// Create the directory `path`, where nothing is: its parent exists or
     /// is created by an earlier change of the same commit, and the changes
@@ -148,10 +151,10 @@ pub fn temp_name(path: &str) -> String {
 /// ([`crate::trash`]).
 fn new_transaction(changes: &[Change]) -> String {
     let millis = now_millis();
-    let trashed: usize = changes
+    let trashed: u64 = changes
         .iter()
         .map(|c| match c {
-            Change::Delete { before, .. } => before.len(),
+            Change::Delete { size, .. } => *size,
             Change::Write { .. } | Change::CreateDir { .. } => 0,
         })
         .sum();
@@ -226,8 +229,8 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
         }
     }
     for (step, change) in intent.steps.iter().zip(changes) {
-        if let (Some(temp), Change::Write { bytes, mode, .. }) = (step.temp(), change) {
-            if let Err(e) = fs.write_new(temp, bytes, *mode) {
+        if let (Some(temp), Change::Write { content, mode, .. }) = (step.temp(), change) {
+            if let Err(e) = fs.write_new_parts(temp, &content.parts(), *mode) {
                 return Err(abort("staging", change.path(), e, false));
             }
         }
@@ -245,7 +248,7 @@ pub fn commit(fs: &dyn Fs, changes: &[Change]) -> Result<(), CommitError> {
         ) = (step, change)
         {
             let kept = match fs.hard_link(path, pre) {
-                Err(e) if links_unsupported(&e) => fs.write_new(pre, before, *mode),
+                Err(e) if links_unsupported(&e) => fs.write_new(pre, before.as_slice(), *mode),
                 other => other,
             };
             if let Err(e) = kept {
@@ -444,36 +447,46 @@ pub(crate) mod tests {
         std::fs::write(dir.path().join("a.txt"), "a1\n").unwrap();
         std::fs::write(dir.path().join("d/b.txt"), "b1\n").unwrap();
         std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
+        let b1 = std::sync::Arc::new(b"b1\n".to_vec());
         let changes = vec![
             Change::Write {
                 path: "a.txt".into(),
-                bytes: b"a2\n".to_vec(),
-                before: Some(b"a1\n".to_vec()),
+                content: b"a2\n".to_vec().into(),
+                before: Some(std::sync::Arc::new(b"a1\n".to_vec())),
                 mode: None,
             },
             Change::Write {
                 path: "d/new.txt".into(),
-                bytes: b"new\n".to_vec(),
+                content: b"new\n".to_vec().into(),
                 before: None,
                 mode: None,
             },
             Change::Delete {
                 path: "gone.txt".into(),
-                before: b"bye\n".to_vec(),
+                size: 4,
             },
             // Nested new directories, then a file in the deepest.
             Change::CreateDir { path: "n".into() },
             Change::CreateDir { path: "n/e".into() },
             Change::Write {
                 path: "n/e/w.txt".into(),
-                bytes: b"w\n".to_vec(),
+                content: b"w\n".to_vec().into(),
                 before: None,
                 mode: None,
             },
+            // Spliced from its pre-image: written by parts, no copy.
             Change::Write {
                 path: "d/b.txt".into(),
-                bytes: b"b2\n".to_vec(),
-                before: Some(b"b1\n".to_vec()),
+                content: Content::Spliced(
+                    crate::content::Splice::new(b1.clone(), {
+                        let mut s = crate::content::Splicing::default();
+                        s.base(0..1);
+                        s.add(b"2\n");
+                        s
+                    })
+                    .unwrap(),
+                ),
+                before: Some(b1),
                 mode: None,
             },
         ];
@@ -667,7 +680,7 @@ pub(crate) mod tests {
             Change::CreateDir { path: "n/e".into() },
             Change::Write {
                 path: "n/e/w.txt".into(),
-                bytes: b"w\n".to_vec(),
+                content: b"w\n".to_vec().into(),
                 before: None,
                 mode: None,
             },
@@ -827,8 +840,8 @@ pub(crate) mod tests {
         assert_eq!(name.len(), 250);
         let write = |before: Option<&[u8]>, bytes: &[u8]| Change::Write {
             path: name.clone(),
-            bytes: bytes.to_vec(),
-            before: before.map(<[u8]>::to_vec),
+            content: bytes.to_vec().into(),
+            before: before.map(|b| std::sync::Arc::new(b.to_vec())),
             mode: None,
         };
         commit(&fs, &[write(None, b"1\n")]).unwrap();
@@ -846,8 +859,8 @@ pub(crate) mod tests {
         let fs = RealFs::open(dir.path()).unwrap();
         let change = Change::Write {
             path: "run.sh".into(),
-            bytes: b"#!/bin/sh\necho\n".to_vec(),
-            before: Some(b"#!/bin/sh\n".to_vec()),
+            content: b"#!/bin/sh\necho\n".to_vec().into(),
+            before: Some(std::sync::Arc::new(b"#!/bin/sh\n".to_vec())),
             mode: Some(0o755),
         };
         commit(&fs, &[change]).unwrap();

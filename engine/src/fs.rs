@@ -70,6 +70,13 @@ pub trait Fs: Send + Sync {
     /// Create `path` (which must not exist), write `bytes`, set `mode` when
     /// given, fsync it.
     fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()>;
+    /// [`Fs::write_new`] of the concatenation of `parts`. The real
+    /// filesystem writes them with vectored writes, so spliced content
+    /// ([`crate::content`]) is never assembled in memory; the default joins
+    /// them first (fine for in-memory and test filesystems).
+    fn write_new_parts(&self, path: &str, parts: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+        self.write_new(path, &parts.concat(), mode)
+    }
     /// Make `link` (which must not exist) a second name of the file `original`.
     fn hard_link(&self, original: &str, link: &str) -> io::Result<()>;
     /// Rename `from` to `to`, replacing a file at `to`.
@@ -208,6 +215,40 @@ impl RealFs {
     pub fn root_path(&self) -> &Path {
         &self.root_path
     }
+
+    /// Create `path`, which must not exist, with `mode` when given.
+    fn create_new(&self, path: &str, mode: Option<u32>) -> io::Result<cap_std::fs::File> {
+        let file = self
+            .root
+            .open_with(path, OpenOptions::new().write(true).create_new(true))?;
+        if let Some(mode) = mode {
+            use std::os::unix::fs::PermissionsExt;
+            let perms = std::fs::Permissions::from_mode(mode);
+            file.set_permissions(cap_std::fs::Permissions::from_std(perms))?;
+        }
+        Ok(file)
+    }
+}
+
+/// Write every part, in order, with as few `writev` calls as the kernel
+/// allows (std caps each call at `IOV_MAX` slices); a short write resumes
+/// where it stopped.
+fn write_all_parts(out: &mut impl Write, parts: &[&[u8]]) -> io::Result<()> {
+    let mut slices: Vec<io::IoSlice<'_>> = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| io::IoSlice::new(p))
+        .collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        match out.write_vectored(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn rel(path: &str) -> &str {
@@ -278,15 +319,14 @@ impl Fs for RealFs {
     }
 
     fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
-        let mut file = self
-            .root
-            .open_with(path, OpenOptions::new().write(true).create_new(true))?;
-        if let Some(mode) = mode {
-            use std::os::unix::fs::PermissionsExt;
-            let perms = std::fs::Permissions::from_mode(mode);
-            file.set_permissions(cap_std::fs::Permissions::from_std(perms))?;
-        }
+        let mut file = self.create_new(path, mode)?;
         file.write_all(bytes)?;
+        file.sync_all()
+    }
+
+    fn write_new_parts(&self, path: &str, parts: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+        let mut file = self.create_new(path, mode)?;
+        write_all_parts(&mut file, parts)?;
         file.sync_all()
     }
 
@@ -503,6 +543,10 @@ impl Fs for FaultFs<'_> {
         self.gate(FsOp::WriteNew, path)?;
         self.inner.write_new(path, bytes, mode)
     }
+    fn write_new_parts(&self, path: &str, parts: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+        self.gate(FsOp::WriteNew, path)?;
+        self.inner.write_new_parts(path, parts, mode)
+    }
     fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
         self.gate(FsOp::HardLink, link)?;
         self.inner.hard_link(original, link)
@@ -556,6 +600,63 @@ mod tests {
         let fs = RealFs::open(ws.path()).unwrap();
         assert!(fs.read("out/hostname").is_err());
         assert_eq!(fs.kind("out").unwrap(), Some(EntryKind::Symlink));
+    }
+
+    /// A writer that takes at most 3 bytes a call, and fails every 5th
+    /// call with `Interrupted`: the short-write and retry paths.
+    struct Trickle {
+        out: Vec<u8>,
+        calls: usize,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.write_vectored(&[io::IoSlice::new(buf)])
+        }
+        fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+            self.calls += 1;
+            if self.calls.is_multiple_of(5) {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let mut n = 0;
+            for b in bufs {
+                let take = b.len().min(3 - n);
+                self.out.extend_from_slice(&b[..take]);
+                n += take;
+                if n == 3 {
+                    break;
+                }
+            }
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn parts_survive_short_and_interrupted_writes() {
+        let parts: Vec<&[u8]> = vec![b"ab", b"", b"cdefg", b"h", b"", b"ijklmnop"];
+        let mut out = Trickle {
+            out: Vec::new(),
+            calls: 0,
+        };
+        write_all_parts(&mut out, &parts).unwrap();
+        assert_eq!(out.out, b"abcdefghijklmnop");
+    }
+
+    #[test]
+    fn more_parts_than_one_writev_takes_are_all_written() {
+        // Linux's IOV_MAX is 1024: 5,000 parts need several calls.
+        let ws = tempfile::tempdir().unwrap();
+        let fs = RealFs::open(ws.path()).unwrap();
+        let numbers: Vec<String> = (0..5000).map(|i| format!("{i}\n")).collect();
+        let parts: Vec<&[u8]> = numbers.iter().map(|n| n.as_bytes()).collect();
+        fs.write_new_parts("many", &parts, Some(0o640)).unwrap();
+        assert_eq!(fs.read("many").unwrap(), numbers.concat().into_bytes());
+        assert_eq!(fs.mode("many").unwrap() & 0o777, 0o640);
+        assert!(fs.write_new_parts("many", &[b"x"], None).is_err());
+        assert_eq!(fs.read("many").unwrap(), numbers.concat().into_bytes());
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! parses arguments and calls [`dispatch`]. The layers, bottom up:
 //!
 //! - [`hash`], [`fs`], [`path_guard`], [`commit`]: one hash helper, one
-//!   filesystem seam, one path guard and one atomic writer, shared by every tool;
+//!   filesystem seam, one path guard and one atomic writer, shared by every tool,
+//!   which writes [`content`] (whole, or spliced from the pre-image);
 //!   [`journal`] (the commit's intent record and crash recovery), [`trash`]
 //!   (its bound) and [`workspace`] (the writer lock and recovery on entry);
 //! - [`text`]: line views over file bytes (endings, BOM, final newline);
@@ -32,6 +33,7 @@
 
 pub mod catalog;
 pub mod commit;
+pub mod content;
 pub mod diagnose;
 pub mod dispatch;
 pub mod envelope;

@@ -75,8 +75,9 @@ use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::content::Splicing;
 use crate::envelope::{Hunk, LineKind};
-use crate::text::Lines;
+use crate::text::{Lines, Offsets};
 use automaton::{Automaton, ROOT};
 use wavelet::Wavelet;
 
@@ -130,12 +131,19 @@ pub struct HunkError {
 
 /// Apply `hunks`, in order, to `original`; return the new file bytes.
 pub fn apply_hunks(original: &[u8], hunks: &[Hunk<'_>]) -> Result<Vec<u8>, HunkError> {
+    splice_hunks(original, hunks).map(|splicing| splicing.render(original))
+}
+
+/// [`apply_hunks`] without assembling the result: the new file as stretches
+/// of `original` and added bytes, for the committer to write out directly
+/// ([`crate::content`]).
+pub fn splice_hunks(original: &[u8], hunks: &[Hunk<'_>]) -> Result<Splicing, HunkError> {
     run(original, hunks).0
 }
 
-/// [`apply_hunks`], and the work it took (unit steps, each O(log(n + P)) at
-/// most), for the tests that prove the cost without timing it.
-fn run(original: &[u8], hunks: &[Hunk<'_>]) -> (Result<Vec<u8>, HunkError>, u64) {
+/// [`splice_hunks`], and the work it took (unit steps, each O(log(n + P))
+/// at most), for the tests that prove the cost without timing it.
+fn run(original: &[u8], hunks: &[Hunk<'_>]) -> (Result<Splicing, HunkError>, u64) {
     let lines = Lines::new(original);
     let shapes = hunks
         .iter()
@@ -467,12 +475,12 @@ struct PostState<'f, 'p> {
     terminals: Vec<Option<u32>>,
     /// Original lines whose automaton state (reading the original) is not
     /// the root, ascending, and those states.
-    occ_pos: Vec<usize>,
+    occ_pos: Offsets,
     occ_state: Vec<u32>,
     /// The same lines grouped by the Euler-tour number of their state (in
     /// line order within a group): where an old side ends is one slice,
     /// `by_tin[tin_start[lo]..tin_start[hi]]`.
-    by_tin: Vec<usize>,
+    by_tin: Offsets,
     tin_start: Vec<usize>,
     /// The Euler-tour numbers of `occ_state`, indexed, for old sides that
     /// end at more than [`SCAN_LIMIT`] places.
@@ -516,7 +524,7 @@ impl<'f, 'p> PostState<'f, 'p> {
                 .map(|i| ids.get(lines.content(i)))
                 .collect()
         };
-        let (mut occ_pos, mut occ_state) = (Vec::new(), Vec::new());
+        let (mut occ_pos, mut occ_state) = (Offsets::with_capacity(0), Vec::new());
         let mut s = ROOT;
         for (y, &id) in orig_ids.iter().enumerate() {
             s = ac.step(s, id);
@@ -533,11 +541,11 @@ impl<'f, 'p> PostState<'f, 'p> {
         for t in 1..tin_start.len() {
             tin_start[t] += tin_start[t - 1];
         }
-        let mut by_tin = vec![0usize; occ_pos.len()];
+        let mut by_tin = Offsets::zeros(occ_pos.len());
         let mut slot = tin_start.clone();
-        for (&y, &s) in occ_pos.iter().zip(&occ_state) {
+        for (i, &s) in occ_state.iter().enumerate() {
             let t = ac.tin(s) as usize;
-            by_tin[slot[t]] = y;
+            by_tin.set(slot[t], occ_pos.get(i));
             slot[t] += 1;
         }
         let state = PostState {
@@ -677,7 +685,7 @@ impl<'f, 'p> PostState<'f, 'p> {
     /// The automaton state at original line `y` when reading the original.
     fn orig_state(&self, y: usize) -> u32 {
         self.occ_pos
-            .binary_search(&y)
+            .position_sorted(y)
             .map_or(ROOT, |i| self.occ_state[i])
     }
 
@@ -727,10 +735,10 @@ impl<'f, 'p> PostState<'f, 'p> {
     /// old side with automaton state `p` and `len` lines: their start lines.
     fn clean_matches(&self, p: u32, len: usize, want: usize) -> Vec<usize> {
         let (lo, hi) = self.ac.subtree(p);
-        let ends = &self.by_tin[self.tin_start[lo as usize]..self.tin_start[hi as usize]];
+        let ends = self.tin_start[lo as usize]..self.tin_start[hi as usize];
         let mut found = Vec::new();
         if ends.len() <= SCAN_LIMIT {
-            for &end in ends {
+            for end in ends.map(|i| self.by_tin.get(i)) {
                 self.tick(1);
                 let start = end + 1 - len;
                 if self.consumed_overlap(start, end + 1).is_none() {
@@ -751,11 +759,11 @@ impl<'f, 'p> PostState<'f, 'p> {
         let mut cursor = len - 1; // the first line where it can end
         while found.len() < want {
             self.tick(1);
-            let from = self.occ_pos.partition_point(|&y| y < cursor);
+            let from = self.occ_pos.partition_point(|y| y < cursor);
             let Some(i) = index.first_in(from, lo, hi) else {
                 break;
             };
-            let end = self.occ_pos[i];
+            let end = self.occ_pos.get(i);
             let start = end + 1 - len;
             match self.consumed_overlap(start, end + 1) {
                 // Skip the whole consumed run: a match must start after it.
@@ -1086,19 +1094,14 @@ impl<'f, 'p> PostState<'f, 'p> {
         }
     }
 
-    /// Write the post-state out.
-    fn render(&self) -> Vec<u8> {
+    /// The post-state as a splice of the original: untouched stretches
+    /// by range, written lines as added bytes.
+    fn render(&self) -> Splicing {
         let bytes = self.lines.bytes();
         let nl = self.lines.newline().as_bytes();
-        let extra: usize = self
-            .blocks
-            .iter()
-            .flat_map(|b| b.new_lines.iter())
-            .filter(|l| l.orig.is_none())
-            .map(|l| l.text.len() + nl.len())
-            .sum();
         let mut out = Writer {
-            buf: Vec::with_capacity(bytes.len() + extra + nl.len()),
+            out: Splicing::default(),
+            original: bytes,
             nl,
             owes_newline: false,
             last_ending: 0,
@@ -1108,20 +1111,17 @@ impl<'f, 'p> PostState<'f, 'p> {
         let mut line = 0usize;
         for &b in self.by_start.values() {
             let block = &self.blocks[b];
-            out.copy(
-                &bytes[cursor..self.lines.start(block.start)],
-                block.start > line,
-            );
+            out.copy(cursor..self.lines.start(block.start), block.start > line);
             for l in &block.new_lines {
                 match l.orig {
-                    Some(i) => out.copy(self.lines.full(i), true),
+                    Some(i) => out.copy(self.lines.start(i)..self.lines.start(i + 1), true),
                     None => out.line(l.text),
                 }
             }
             line = block.end;
             cursor = self.lines.start(block.end);
         }
-        out.copy(&bytes[cursor..], line < self.lines.len());
+        out.copy(cursor..bytes.len(), line < self.lines.len());
         if let Some(t) = self.tail {
             for l in &self.blocks[t].new_lines {
                 out.line(l.text);
@@ -1131,13 +1131,14 @@ impl<'f, 'p> PostState<'f, 'p> {
     }
 }
 
-/// The output buffer: owes a newline when the last thing copied was the
+/// The output splice: owes a newline when the last thing copied was the
 /// original's unterminated last line and more follows.
 struct Writer<'n> {
-    buf: Vec<u8>,
+    out: Splicing,
+    original: &'n [u8],
     nl: &'n [u8],
     owes_newline: bool,
-    /// The length of the last line's ending in `buf`. Dropping a final
+    /// The length of the last line's ending in `out`. Dropping a final
     /// newline drops exactly that many bytes: a written line `x\r` in an LF
     /// file ends in `\r\n`, but only its `\n` is an ending (found by
     /// fuzzing: fuzz/regressions/envelope_apply/b5-…).
@@ -1147,21 +1148,22 @@ struct Writer<'n> {
 impl Writer<'_> {
     fn pay(&mut self) {
         if self.owes_newline {
-            self.buf.extend_from_slice(self.nl);
+            self.out.add(self.nl);
             self.owes_newline = false;
             self.last_ending = self.nl.len();
         }
     }
 
-    /// Copy original bytes (whole lines); `has_lines` says whether any line is in them.
-    fn copy(&mut self, region: &[u8], has_lines: bool) {
-        if region.is_empty() {
+    /// Copy original bytes `range` (whole lines); `has_lines` says whether
+    /// any line is in them.
+    fn copy(&mut self, range: std::ops::Range<usize>, has_lines: bool) {
+        if range.is_empty() {
             return;
         }
         if has_lines {
             self.pay();
         }
-        self.buf.extend_from_slice(region);
+        let region = &self.original[range.clone()];
         if has_lines {
             // Original lines keep their own endings (`\r\n` is one, as in
             // `Lines`).
@@ -1173,26 +1175,26 @@ impl Writer<'_> {
                 self.owes_newline = true;
             }
         }
+        self.out.base(range);
     }
 
     fn line(&mut self, text: &[u8]) {
         self.pay();
-        self.buf.extend_from_slice(text);
-        self.buf.extend_from_slice(self.nl);
+        self.out.add(text);
+        self.out.add(self.nl);
         self.last_ending = self.nl.len();
     }
 
-    fn finish(mut self, final_newline: bool) -> Vec<u8> {
+    fn finish(mut self, final_newline: bool) -> Splicing {
         if final_newline {
             self.pay();
-        } else if !self.owes_newline && self.buf.ends_with(b"\n") {
-            // `ends_with(b"\n")` holds only after a line was ended (an empty
+        } else if !self.owes_newline && self.out.last_byte(self.original) == Some(b'\n') {
+            // Ending in `\n` holds only after a line was ended (an empty
             // result or a lone BOM does not end in one), which set
-            // `last_ending` to that ending's length (1 or 2, within `buf`).
-            let keep = self.buf.len().saturating_sub(self.last_ending);
-            self.buf.truncate(keep);
+            // `last_ending` to that ending's length (1 or 2, within `out`).
+            self.out.truncate_end(self.last_ending);
         }
-        self.buf
+        self.out
     }
 }
 

@@ -19,7 +19,7 @@ fn stale_file_inner(current: &[u8], hunks: &[Hunk<'_>]) -> Option<Diagnosis> {
     if hunks.is_empty() {
         return None;
     }
-    let failing = crate::matching::apply_hunks(current, hunks).err();
+    let failing = crate::matching::splice_hunks(current, hunks).err();
     let Some(err) = failing else {
         let mut d = Diagnosis::new(
             vec![Cause::FileChanged],

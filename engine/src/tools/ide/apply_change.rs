@@ -27,12 +27,15 @@
 //! see `occurrences`), and lines are numbered in one pass. The
 //! `work_is_linear_*` tests count the steps.
 
+use std::sync::Arc;
+
 use memchr::memmem;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::commit::{commit, Change};
+use crate::content::Content;
 use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions};
@@ -340,7 +343,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
             let bytes = args.replace.clone().into_bytes();
             let change = Change::Write {
                 path: g.target.clone(),
-                bytes: bytes.clone(),
+                content: Content::Whole(bytes.clone()),
                 before: None,
                 mode: None,
             };
@@ -369,8 +372,8 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
                 let mode = fs.mode(&g.target).map_err(|e| io_error(path, &e))?;
                 Some(Change::Write {
                     path: g.target.clone(),
-                    bytes: new.clone(),
-                    before: Some(old),
+                    content: Content::Whole(new.clone()),
+                    before: Some(Arc::new(old)),
                     mode: Some(mode),
                 })
             };

@@ -21,19 +21,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::commit::{commit, Change};
+use crate::content::{Content, Splice, Splicing};
 use crate::diagnose;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 use crate::fs::{parent_of, EntryKind, Fs};
 use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
 use crate::hints::{self, Looking};
-use crate::matching::{apply_hunks, HunkError, HunkFailure};
+use crate::matching::{splice_hunks, HunkError, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
 use crate::tools::wire::{Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};
@@ -611,7 +613,7 @@ impl Planner<'_> {
                 Ok((
                     vec![Change::Write {
                         path: p.target.clone(),
-                        bytes,
+                        content: Content::Whole(bytes),
                         before: None,
                         mode: None,
                     }],
@@ -628,7 +630,7 @@ impl Planner<'_> {
                 Ok((
                     vec![Change::Delete {
                         path: p.entry.clone(),
-                        before,
+                        size: before.len() as u64,
                     }],
                     ChangedFile {
                         operation: "delete",
@@ -673,6 +675,12 @@ impl Planner<'_> {
                 let verified = self.expected.contains_key(&source.normalized);
                 let after =
                     planned.map_err(|e| here(hunk_error(path, hunks, e, &before, verified)))?;
+                // The new file is written from stretches of the old one: the
+                // file is held in memory once (crate::content).
+                let before = Arc::new(before);
+                let content = Splice::new(Arc::clone(&before), after)
+                    .map(Content::Spliced)
+                    .ok_or_else(|| here(unplannable(path)))?;
                 match (dest, move_to) {
                     (Some(dest), Some(to)) => {
                         self.must_be_absent(&dest, to, hints::move_destination_exists_hint(to))
@@ -682,13 +690,13 @@ impl Planner<'_> {
                             vec![
                                 Change::Write {
                                     path: dest.target.clone(),
-                                    bytes: after,
+                                    content,
                                     before: None,
                                     mode,
                                 },
                                 Change::Delete {
                                     path: source.entry.clone(),
-                                    before,
+                                    size: before.len() as u64,
                                 },
                             ],
                             ChangedFile {
@@ -701,7 +709,7 @@ impl Planner<'_> {
                     _ => Ok((
                         vec![Change::Write {
                             path: source.target.clone(),
-                            bytes: after,
+                            content,
                             before: Some(before),
                             mode,
                         }],
@@ -925,7 +933,7 @@ impl Planner<'_> {
                 }
                 _ => None,
             };
-            let planned = current.as_deref().map(|bytes| apply_hunks(bytes, hunks));
+            let planned = current.as_deref().map(|bytes| splice_hunks(bytes, hunks));
             // A hashing thread that panicked verifies nothing: the stale
             // check below runs again on this thread.
             let matched = hashing.is_some_and(|h| h.join().unwrap_or(false));
@@ -951,8 +959,9 @@ pub fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
     out
 }
 
-/// An Update's hunks applied in memory: the new bytes, or the hunk that failed.
-type Planned = Result<Vec<u8>, HunkError>;
+/// An Update's hunks planned in memory: the new file as a splice of the
+/// old one, or the hunk that failed.
+type Planned = Result<Splicing, HunkError>;
 
 /// `similarPaths` in the details, when there are any.
 fn with_similar_paths(error: PatchError, similar: &hints::Similar) -> PatchError {
@@ -983,6 +992,17 @@ fn with_shape_hint(error: PatchError, text: &str, line: usize) -> PatchError {
         Some((None, hint)) => error.with("hint", hint),
         None => error,
     }
+}
+
+/// A plan whose stretches do not fit the file it was planned on: a bug,
+/// refused before anything is written.
+fn unplannable(raw: &str) -> PatchError {
+    PatchError::new(
+        ErrorKind::CommandFailed,
+        format!("{raw}: internal error: the planned edit does not fit the file (a bug); nothing was written"),
+    )
+    .with("path", raw)
+    .with("reason", "internal_error")
 }
 
 fn missing_file(raw: &str) -> PatchError {

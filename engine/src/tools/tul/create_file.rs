@@ -24,11 +24,14 @@
 //! ignored. Left out: a lock against a concurrent writer creating the file
 //! between the existence check and the rename (the rename would replace it).
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::commit::{commit, missing_parents, Change, CREATING_DIRECTORY};
+use crate::content::Content;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
@@ -322,7 +325,7 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
                 )
             }
         };
-        (Some(before), Some(mode))
+        (Some(Arc::new(before)), Some(mode))
     } else {
         (None, None)
     };
@@ -337,7 +340,7 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
     };
     changes.push(Change::Write {
         path: target.to_string(),
-        bytes,
+        content: Content::Whole(bytes),
         before,
         mode,
     });
@@ -353,15 +356,15 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
         }
         return fail(E::WriteFailed, format!("Writing '{path}' failed: {e}."));
     }
-    let Some(Change::Write { bytes, .. }) = changes.last() else {
+    let Some(Change::Write { content, .. }) = changes.last() else {
         return fail(
             E::UnhandledException,
             "internal: the change is not a write.".into(),
         );
     };
-    let size_bytes = bytes.len() as u64;
+    let size_bytes = content.len() as u64;
     let hashed = match fs.read(target) {
-        Ok(back) if back == *bytes => Ok(sha256_hex(&back)),
+        Ok(back) if content.equals(&back) => Ok(sha256_hex(&back)),
         Ok(_) => Err("the file changed after it was written".to_string()),
         Err(e) => Err(e.to_string()),
     };

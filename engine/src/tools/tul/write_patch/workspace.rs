@@ -9,10 +9,12 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::sync::Arc;
 
 use super::apply::{apply_changes, ApplyError};
 use super::batch::{FilePatch, ValidatedBatch};
 use crate::commit::{commit, Change};
+use crate::content::Content;
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
@@ -409,8 +411,8 @@ pub fn apply_batch(fs: &dyn Fs, batch: &ValidatedBatch) -> BatchReport {
         if p.after != p.before {
             changes.push(Change::Write {
                 path: p.target,
-                bytes: p.after,
-                before: Some(p.before),
+                content: Content::Whole(p.after),
+                before: Some(Arc::new(p.before)),
                 mode: p.mode,
             });
         }

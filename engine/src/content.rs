@@ -1,0 +1,302 @@
+//! What a commit writes: a file's new bytes, either whole or *spliced* from
+//! stretches of its pre-image and the few bytes an edit adds.
+//!
+//! Why: a hunk or two in a 100 MB file changes a few hundred bytes. Building
+//! the new file in memory first costs a second 100 MB buffer (its page
+//! faults and zeroing included) only to copy it into the staged temp file.
+//! A [`Splice`] names the stretches instead, and the committer writes them
+//! straight from the pre-image with vectored writes
+//! ([`crate::fs::Fs::write_new_parts`]): the file is held once.
+//!
+//! The pre-image is shared ([`Shared`]), not copied, between the change that
+//! keeps it for a rollback and the splice that reads from it.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+/// File bytes shared without a copy between a change's pre-image and the
+/// content spliced from it.
+pub type Shared = Arc<Vec<u8>>;
+
+/// The new bytes of a written file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Bytes assembled in memory (new files, small edits).
+    Whole(Vec<u8>),
+    /// Stretches of a base and added bytes, written without assembling them.
+    Spliced(Splice),
+}
+
+impl Content {
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Content::Whole(bytes) => bytes.len(),
+            Content::Spliced(splice) => splice.len,
+        }
+    }
+
+    /// True when there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes, in order, as slices (one for [`Content::Whole`]).
+    pub fn parts(&self) -> Vec<&[u8]> {
+        match self {
+            Content::Whole(bytes) => vec![bytes.as_slice()],
+            Content::Spliced(splice) => splice.parts().collect(),
+        }
+    }
+
+    /// The bytes assembled into one buffer (for callers that need them whole:
+    /// tests, the in-memory API).
+    pub fn to_vec(&self) -> Vec<u8> {
+        match self {
+            Content::Whole(bytes) => bytes.clone(),
+            Content::Spliced(splice) => splice.parts().collect::<Vec<_>>().concat(),
+        }
+    }
+
+    /// True when the content is exactly `bytes`, compared stretch by stretch.
+    pub fn equals(&self, bytes: &[u8]) -> bool {
+        if self.len() != bytes.len() {
+            return false;
+        }
+        let mut rest = bytes;
+        for part in self.parts() {
+            let (head, tail) = rest.split_at(part.len());
+            if head != part {
+                return false;
+            }
+            rest = tail;
+        }
+        true
+    }
+
+    /// The SHA-256 of the content, lowercase hex, hashed stretch by stretch.
+    pub fn sha256_hex(&self) -> String {
+        let mut hasher = Sha256::new();
+        for part in self.parts() {
+            hasher.update(part);
+        }
+        crate::hash::to_hex(&hasher.finalize())
+    }
+}
+
+impl From<Vec<u8>> for Content {
+    fn from(bytes: Vec<u8>) -> Self {
+        Content::Whole(bytes)
+    }
+}
+
+/// A file's new bytes as stretches of a shared base and of added bytes.
+/// Built from a [`Splicing`] whose base ranges were checked against the base
+/// ([`Splice::new`]), so every part can be sliced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Splice {
+    base: Shared,
+    added: Vec<u8>,
+    pieces: Vec<Piece>,
+    len: usize,
+}
+
+impl Splice {
+    /// The splice of `splicing` over `base`; `None` when a stretch lies
+    /// outside `base` (the splicing was planned against other bytes).
+    pub fn new(base: Shared, splicing: Splicing) -> Option<Splice> {
+        let fits = splicing.pieces.iter().all(|p| match p {
+            Piece::Base(r) => r.end <= base.len(),
+            Piece::Added(r) => r.end <= splicing.added.len(),
+        });
+        fits.then_some(Splice {
+            base,
+            added: splicing.added,
+            pieces: splicing.pieces,
+            len: splicing.len,
+        })
+    }
+
+    /// The stretches in order.
+    pub fn parts(&self) -> impl Iterator<Item = &[u8]> {
+        self.pieces.iter().map(|p| match p {
+            Piece::Base(r) => &self.base[r.clone()],
+            Piece::Added(r) => &self.added[r.clone()],
+        })
+    }
+
+    /// How many stretches there are (what a vectored write must send).
+    pub fn part_count(&self) -> usize {
+        self.pieces.len()
+    }
+}
+
+/// One stretch: a byte range of the base or of the added bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Base(Range<usize>),
+    Added(Range<usize>),
+}
+
+/// A splice being planned against a base that is only borrowed: the ranges
+/// and the added bytes, without the base. Adjacent stretches merge, so the
+/// parts stay as few as the edit's seams (about two per hunk).
+#[derive(Clone, Debug, Default)]
+pub struct Splicing {
+    added: Vec<u8>,
+    pieces: Vec<Piece>,
+    len: usize,
+}
+
+impl Splicing {
+    /// Append the base's bytes `range`.
+    pub fn base(&mut self, range: Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        self.len += range.len();
+        if let Some(Piece::Base(last)) = self.pieces.last_mut() {
+            if last.end == range.start {
+                last.end = range.end;
+                return;
+            }
+        }
+        self.pieces.push(Piece::Base(range));
+    }
+
+    /// Append new bytes.
+    pub fn add(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let start = self.added.len();
+        self.added.extend_from_slice(bytes);
+        self.len += bytes.len();
+        if let Some(Piece::Added(last)) = self.pieces.last_mut() {
+            if last.end == start {
+                last.end = self.added.len();
+                return;
+            }
+        }
+        self.pieces.push(Piece::Added(start..self.added.len()));
+    }
+
+    /// The length so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing was appended.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The last byte, reading base stretches from `base`.
+    pub fn last_byte(&self, base: &[u8]) -> Option<u8> {
+        match self.pieces.last()? {
+            Piece::Base(r) => base.get(r.end.checked_sub(1)?).copied(),
+            Piece::Added(r) => self.added.get(r.end.checked_sub(1)?).copied(),
+        }
+    }
+
+    /// Drop the last `n` bytes (fewer if there are fewer).
+    pub fn truncate_end(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(last) = self.pieces.last_mut() else {
+                return;
+            };
+            let range = match last {
+                Piece::Base(r) | Piece::Added(r) => r,
+            };
+            let cut = n.min(range.len());
+            range.end -= cut;
+            self.len -= cut;
+            n -= cut;
+            if range.start == range.end {
+                if let Some(Piece::Added(r)) = self.pieces.pop() {
+                    self.added.truncate(r.start);
+                }
+            } else if let Piece::Added(r) = last {
+                self.added.truncate(r.end);
+            }
+        }
+    }
+
+    /// The bytes assembled against `base` (the in-memory API).
+    pub fn render(&self, base: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for piece in &self.pieces {
+            match piece {
+                Piece::Base(r) => out.extend_from_slice(&base[r.clone()]),
+                Piece::Added(r) => out.extend_from_slice(&self.added[r.clone()]),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splice(base: &[u8], build: impl FnOnce(&mut Splicing)) -> (Splicing, Content) {
+        let mut s = Splicing::default();
+        build(&mut s);
+        let content = Content::Spliced(
+            Splice::new(Arc::new(base.to_vec()), s.clone()).expect("ranges within the base"),
+        );
+        (s, content)
+    }
+
+    #[test]
+    fn adjacent_stretches_merge_and_render_in_order() {
+        let base = b"one\ntwo\nthree\n";
+        let (s, content) = splice(base, |s| {
+            s.base(0..4);
+            s.base(4..8);
+            s.add(b"2\n");
+            s.add(b"3\n");
+            s.base(14..14);
+            s.add(b"");
+        });
+        assert_eq!(s.pieces.len(), 2);
+        assert_eq!(s.render(base), b"one\ntwo\n2\n3\n");
+        assert_eq!(content.to_vec(), b"one\ntwo\n2\n3\n");
+        assert_eq!(content.len(), 12);
+        assert!(content.equals(b"one\ntwo\n2\n3\n"));
+        assert!(!content.equals(b"one\ntwo\n2\n3\r"));
+        assert!(!content.equals(b"one\ntwo\n2\n3\n\n"));
+        assert_eq!(
+            content.sha256_hex(),
+            crate::hash::sha256_hex(b"one\ntwo\n2\n3\n")
+        );
+    }
+
+    #[test]
+    fn truncating_the_end_crosses_stretches() {
+        let base = b"ab\r\n";
+        let (mut s, _) = splice(base, |s| {
+            s.base(0..4);
+            s.add(b"\r");
+        });
+        assert_eq!(s.last_byte(base), Some(b'\r'));
+        s.truncate_end(2);
+        assert_eq!(s.render(base), b"ab\r");
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.last_byte(base), Some(b'\r'));
+        s.add(b"x");
+        assert_eq!(s.render(base), b"ab\rx");
+        s.truncate_end(10);
+        assert!(s.is_empty());
+        assert_eq!(s.last_byte(base), None);
+    }
+
+    #[test]
+    fn a_stretch_outside_the_base_is_refused() {
+        let mut s = Splicing::default();
+        s.base(0..5);
+        assert!(Splice::new(Arc::new(b"abcd".to_vec()), s).is_none());
+    }
+}
