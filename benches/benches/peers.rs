@@ -1,6 +1,11 @@
 //! The same edit through the tools users would pick instead, each timed as a
 //! whole process on the same files: `patchspec apply` (the envelope, with
-//! `--expect-sha`), GNU `patch -p1` and `git apply` (the unified diff).
+//! `--expect-sha`), GNU `patch -p1` and `git apply` (the unified diff), and
+//! codex's `apply_patch` (the envelope on stdin; `@openai/codex` 0.169.0 as
+//! `adapters/envelope-cli/install-codex.sh` installs it, or
+//! `$PATCHSPEC_CODEX_APPLY_PATCH`). `floor` is the least any atomic rewrite
+//! costs, as a process: `patchspec-benchgen floor` reads the file, SHA-256s
+//! it, writes it to a temp file, fsyncs and renames it (no edit).
 //! Neither peer fsyncs what it writes, and `patchspec` does (the file and
 //! its directory), so each peer is also timed followed by
 //! `sync big.rs .` (`gnu_patch_fsync`, `git_apply_fsync`): the same edit at
@@ -32,8 +37,8 @@ use patchspec_benches::{size_label, SourceFile, FILE_PATH, SEED};
 
 /// One way of running a tool forward or backward on a case.
 struct Tool {
-    /// The benchmark function id: `patchspec`, `gnu_patch`, `git_apply`, or
-    /// one of the latter two with `_fsync`.
+    /// The benchmark function id: `patchspec`, `floor`, `gnu_patch`,
+    /// `git_apply`, `codex`, or one of the last three with `_fsync`.
     name: &'static str,
     program: PathBuf,
     /// Follow the tool with `sync big.rs .` (fsync of the file and its
@@ -46,7 +51,22 @@ impl Tool {
     fn command(&self, case: &Case, paths: &CasePaths, reverse: bool) -> Command {
         let mut args: Vec<OsString> = Vec::new();
         let mut env: Option<(&str, &Path)> = None;
+        let mut stdin: Option<&Path> = None;
         match self.name.trim_end_matches("_fsync") {
+            "floor" => {
+                args.extend(["floor".into(), "--dir".into()]);
+                args.push(paths.workspace.clone().into());
+                args.extend(["--file".into(), FILE_PATH.into()]);
+            }
+            "codex" => {
+                // The envelope on stdin: as an argument it would pass the
+                // kernel's 128 KiB limit on one argument.
+                stdin = Some(if reverse {
+                    &paths.reverse
+                } else {
+                    &paths.forward
+                });
+            }
             "patchspec" => {
                 let (envelope, sha) = if reverse {
                     (&paths.reverse, &case.sha_after)
@@ -96,10 +116,24 @@ impl Tool {
         if let Some((key, value)) = env {
             cmd.env(key, value);
         }
+        let input = match stdin.map(std::fs::File::open) {
+            Some(Ok(file)) => Stdio::from(file),
+            // Not readable: the tool then fails on empty input, and says so.
+            Some(Err(_)) | None => Stdio::null(),
+        };
         cmd.current_dir(&paths.workspace)
-            .stdin(Stdio::null())
+            .stdin(input)
             .stdout(Stdio::null());
         cmd
+    }
+
+    /// The file this tool leaves after a forward run: `floor` rewrites the
+    /// same bytes, every other tool applies the edit.
+    fn forward_result<'c>(&self, case: &'c Case) -> &'c [u8] {
+        match self.name {
+            "floor" => &case.original,
+            _ => &case.expected,
+        }
     }
 
     fn run(&self, case: &Case, paths: &CasePaths, reverse: bool) -> Result<(), String> {
@@ -118,7 +152,7 @@ impl Tool {
         let start = Instant::now();
         self.run(case, paths, false)?;
         let took = start.elapsed();
-        file_is(paths, &case.expected, || {
+        file_is(paths, self.forward_result(case), || {
             format!("{} produced a different file", self.name)
         })?;
         Ok(took)
@@ -191,6 +225,16 @@ fn tools() -> Vec<Tool> {
             "peers: no patchspec binary (set PATCHSPEC_BIN or run `cargo build --release -p patchspec-conformance`); skipping it"
         ),
     }
+    match sibling_bin("patchspec-benchgen") {
+        Some(program) => found.push(Tool {
+            name: "floor",
+            program,
+            fsync: false,
+        }),
+        None => eprintln!(
+            "peers: no patchspec-benchgen binary (`cargo build --release -p patchspec-benches`); skipping floor"
+        ),
+    }
     let peers = [
         ("gnu_patch", "patch", false),
         ("gnu_patch_fsync", "patch", true),
@@ -207,6 +251,20 @@ fn tools() -> Vec<Tool> {
             None => eprintln!("peers: `{program}` is not installed; skipping {name}"),
         }
     }
+    match codex_apply_patch() {
+        Some(program) => {
+            for (name, fsync) in [("codex", false), ("codex_fsync", true)] {
+                found.push(Tool {
+                    name,
+                    program: program.clone(),
+                    fsync,
+                });
+            }
+        }
+        None => eprintln!(
+            "peers: codex's apply_patch is not installed (adapters/envelope-cli/install-codex.sh 0.169.0, or set PATCHSPEC_CODEX_APPLY_PATCH); skipping codex"
+        ),
+    }
     match std::env::var("PATCHSPEC_PEERS") {
         Ok(only) if !only.trim().is_empty() => {
             let only: Vec<&str> = only.split(',').map(str::trim).collect();
@@ -222,9 +280,25 @@ fn patchspec_bin() -> Option<PathBuf> {
         return Some(PathBuf::from(bin));
     }
     // target/<profile>/deps/peers-<hash> → target/<profile>/patchspec
+    sibling_bin("patchspec")
+}
+
+/// A binary next to this bench's target directory (`target/release/NAME`).
+fn sibling_bin(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let bin = exe.parent()?.parent()?.join("patchspec");
+    let bin = exe.parent()?.parent()?.join(name);
     bin.is_file().then_some(bin)
+}
+
+/// codex's `apply_patch`: `$PATCHSPEC_CODEX_APPLY_PATCH`, else where
+/// `adapters/envelope-cli/install-codex.sh` puts version 0.169.0.
+fn codex_apply_patch() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os("PATCHSPEC_CODEX_APPLY_PATCH") {
+        return Some(PathBuf::from(bin));
+    }
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/envelope-cli/codex/0.169.0/bin/apply_patch");
+    bin.exists().then_some(bin)
 }
 
 fn on_path(program: &str) -> Option<PathBuf> {

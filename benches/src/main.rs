@@ -31,6 +31,17 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// The on-disk floor as a whole process (the `floor` row of the peers
+    /// bench): read DIR/FILE, SHA-256 it, write the bytes to a sibling temp
+    /// file, fsync it, rename it over the file; print the digest.
+    Floor {
+        /// The directory holding the file.
+        #[arg(long)]
+        dir: PathBuf,
+        /// The file's name in it.
+        #[arg(long)]
+        file: String,
+    },
     /// Print the Markdown tables of the last `cargo bench` run.
     Report {
         /// criterion's output directory (default: $CARGO_TARGET_DIR/criterion or target/criterion).
@@ -52,6 +63,9 @@ fn main() -> ExitCode {
                 .map(|_| ())
                 .map_err(|e| format!("cannot write {}: {e}", out.display()))
         }
+        Command::Floor { dir, file } => patchspec_benches::support::floor_on_disk(&dir, &file)
+            .map(|digest| println!("{digest}"))
+            .map_err(|e| format!("cannot rewrite {}: {e}", dir.join(&file).display())),
         Command::Report { criterion } => {
             let dir = criterion.unwrap_or_else(|| {
                 let target = std::env::var_os("CARGO_TARGET_DIR")

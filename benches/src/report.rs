@@ -17,7 +17,7 @@
 //! | `line_patch_on_disk` | `<size>/<changes>` | the whole `apply_batch` on a workspace |
 //! | `parse` | `envelope/<size>` | `envelope::parse` |
 //! | `validate` | `changes/<n>` | `write_patch::validate` of one batch |
-//! | `peers` | `<tool>/<size>x<hunks>` | one whole process: `patchspec`, `gnu_patch`, `git_apply`, and the peers followed by an fsync (`*_fsync`) |
+//! | `peers` | `<tool>/<size>x<hunks>` | one whole process: `patchspec`, `floor`, `gnu_patch`, `git_apply`, `codex`, and the peers followed by an fsync (`*_fsync`) |
 //!
 //! The output is Markdown and human-facing: its layout is not stable.
 
@@ -27,6 +27,18 @@ use std::io;
 use std::path::Path;
 
 use serde_json::Value;
+
+/// The peers bench's tools other than `patchspec`, in column order, with
+/// their column labels.
+const PEER_COLUMNS: [(&str, &str); 7] = [
+    ("floor", "floor (read + SHA-256 + write + fsync + rename)"),
+    ("gnu_patch", "GNU `patch`"),
+    ("gnu_patch_fsync", "`patch` + fsync"),
+    ("git_apply", "`git apply`"),
+    ("git_apply_fsync", "`git apply` + fsync"),
+    ("codex", "codex `apply_patch`"),
+    ("codex_fsync", "codex + fsync"),
+];
 
 /// Where the `peers` bench records a tool it timed once, not by criterion
 /// (inside the criterion directory): `<id with / as __>.json` holding
@@ -316,12 +328,29 @@ pub fn render(m: &Measurements) -> String {
         })
         .collect();
     if !peer_cases.is_empty() {
+        // Every tool that was timed on some case, in this order; a column
+        // for its time and one for `patchspec apply` divided by it.
+        let columns: Vec<(&str, &str)> = PEER_COLUMNS
+            .iter()
+            .copied()
+            .filter(|(tool, _)| {
+                peer_cases
+                    .keys()
+                    .any(|&(size, count)| peer(tool, size, count).is_some())
+            })
+            .collect();
         let _ = writeln!(out, "\n### Peers: whole processes on the same files\n");
-        let _ = writeln!(
-            out,
-            "| case | `patchspec apply` | GNU `patch` | `patch` + fsync | `git apply` | `git apply` + fsync | ÷ patch | ÷ patch + fsync | ÷ git apply | ÷ git apply + fsync |"
-        );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+        let mut header = String::from("| case | `patchspec apply` |");
+        let mut rule = String::from("|---|---|");
+        for (_, label) in &columns {
+            let _ = write!(header, " {label} |");
+            rule.push_str("---|");
+        }
+        for (_, label) in &columns {
+            let _ = write!(header, " ÷ {label} |");
+            rule.push_str("---|");
+        }
+        let _ = writeln!(out, "{header}\n{rule}");
         for &(size, count) in peer_cases.keys() {
             let get = |tool| peer(tool, size, count);
             let t = |v: Option<&Measurement>| {
@@ -335,27 +364,18 @@ pub fn render(m: &Measurements) -> String {
                 (Some(a), Some(b)) => ratio(a.median_ns, b.median_ns),
                 _ => "–".into(),
             };
-            let peers = [
-                "gnu_patch",
-                "gnu_patch_fsync",
-                "git_apply",
-                "git_apply_fsync",
-            ]
-            .map(get);
-            let _ = writeln!(
-                out,
-                "| {} × {count} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            let mut row = format!(
+                "| {} × {count} | {} |",
                 crate::size_label(size as usize),
-                t(ours),
-                t(peers[0]),
-                t(peers[1]),
-                t(peers[2]),
-                t(peers[3]),
-                r(peers[0]),
-                r(peers[1]),
-                r(peers[2]),
-                r(peers[3]),
+                t(ours)
             );
+            for (tool, _) in &columns {
+                let _ = write!(row, " {} |", t(get(tool)));
+            }
+            for (tool, _) in &columns {
+                let _ = write!(row, " {} |", r(get(tool)));
+            }
+            let _ = writeln!(out, "{row}");
         }
     }
 
@@ -412,6 +432,8 @@ mod tests {
         ms.insert("envelope_on_disk/10MB/100".into(), m(1.5e8, 10_000_000));
         ms.insert("peers/gnu_patch/10MBx100".into(), m(3e8, 0));
         ms.insert("peers/patchspec/10MBx100".into(), m(1.5e8, 0));
+        ms.insert("peers/floor/10MBx100".into(), m(1e8, 0));
+        ms.insert("peers/codex/10MBx100".into(), m(3e8, 0));
         let text = render(&ms);
         assert!(
             text.contains("| 10MB × 100 | 5.0 ms | 4.5 ms | 2.00 GB/s | 5.00x | 5.00x |"),
@@ -423,10 +445,12 @@ mod tests {
             ),
             "{text}"
         );
+        // Only the tools that were timed get columns: floor, patch, codex.
         assert!(
-            text.contains("| 10MB × 100 | 150.0 ms | 300.0 ms | – | – | – | 0.50x | – | – | – |"),
+            text.contains("| 10MB × 100 | 150.0 ms | 100.0 ms | 300.0 ms | 300.0 ms | 1.50x | 0.50x | 0.50x |"),
             "{text}"
         );
+        assert!(!text.contains("`git apply`"), "{text}");
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The applier for one file (TUL-002's client side), pure and in memory.
 //!
 //! One pass over the original: [`Lines`] is built once, untouched runs of
-//! lines are copied as whole byte slices, added lines are written with the
-//! file's line ending, all into one pre-sized `Vec<u8>`. No allocation per
-//! line; the cost is linear in file size plus change size: every original
+//! lines are kept as byte ranges of the original, added lines are written
+//! with the file's line ending: the result is a splice
+//! ([`crate::content::Splicing`]) that the committer writes out without
+//! assembling it. No allocation per line; the cost is linear in file size plus change size: every original
 //! line is passed over once (copied, or compared and dropped), every added
 //! line written once. `apply_counting` counts those unit steps, and a test
 //! holds the bound on 200,000 lines and 10,000 changes.
@@ -17,6 +18,7 @@
 //! line of the result ends with one.
 
 use super::batch::{LineChange, LineOp, OrderCheck, Placement};
+use crate::content::Splicing;
 use crate::diagnose::{self, Diagnosis};
 use crate::text::{Lines, BOM};
 
@@ -75,7 +77,7 @@ impl ApplyError {
 struct Out<'a, 'b> {
     lines: &'b Lines<'a>,
     nl: &'static [u8],
-    buf: Vec<u8>,
+    out: Splicing,
     /// Length of the ending of the last line written (`None`: no line yet).
     last_ending: Option<usize>,
     /// Unit steps so far: original lines copied or compared, lines added.
@@ -89,14 +91,12 @@ impl Out<'_, '_> {
             return;
         }
         self.steps += (to - from) as u64;
-        let bytes = self.lines.bytes();
-        self.buf
-            .extend_from_slice(&bytes[self.lines.start(from)..self.lines.start(to)]);
+        self.out.base(self.lines.start(from)..self.lines.start(to));
         let ending = self.lines.ending(to - 1).len();
         if ending == 0 {
             // The old last line, which had no ending: give it one; it is
             // taken off again at the end if this line stays last.
-            self.buf.extend_from_slice(self.nl);
+            self.out.add(self.nl);
             self.last_ending = Some(self.nl.len());
         } else {
             self.last_ending = Some(ending);
@@ -107,8 +107,8 @@ impl Out<'_, '_> {
     fn add(&mut self, new_lines: &[String]) {
         self.steps += new_lines.len() as u64;
         for line in new_lines {
-            self.buf.extend_from_slice(line.as_bytes());
-            self.buf.extend_from_slice(self.nl);
+            self.out.add(line.as_bytes());
+            self.out.add(self.nl);
             self.last_ending = Some(self.nl.len());
         }
     }
@@ -123,30 +123,31 @@ impl Out<'_, '_> {
 /// ([`ApplyError::LineMismatch`], the first differing line). A BOM stays in
 /// front; untouched lines keep their bytes; CRLF files stay CRLF.
 pub fn apply_changes(original: &[u8], changes: &[LineChange]) -> Result<Vec<u8>, ApplyError> {
-    apply_counting(original, changes).map(|(bytes, _steps)| bytes)
+    splice_changes(original, changes).map(|splicing| splicing.render(original))
 }
 
-/// [`apply_changes`], and the unit steps it took (original lines copied or
+/// [`apply_changes`] without assembling the result: the new file as
+/// stretches of `original` and added bytes, for the committer.
+pub fn splice_changes(original: &[u8], changes: &[LineChange]) -> Result<Splicing, ApplyError> {
+    apply_counting(original, changes).map(|(splicing, _steps)| splicing)
+}
+
+/// [`splice_changes`], and the unit steps it took (original lines copied or
 /// compared, lines added): at most the file's line count plus the lines the
 /// changes expect and add.
-fn apply_counting(original: &[u8], changes: &[LineChange]) -> Result<(Vec<u8>, u64), ApplyError> {
+fn apply_counting(original: &[u8], changes: &[LineChange]) -> Result<(Splicing, u64), ApplyError> {
     let lines = Lines::new(original);
     let n = lines.len();
     let nl = lines.newline().as_bytes();
-    let added: usize = changes
-        .iter()
-        .flat_map(|c| c.op.new_lines())
-        .map(|l| l.len() + nl.len())
-        .sum();
     let mut out = Out {
         lines: &lines,
         nl,
-        buf: Vec::with_capacity(original.len() + added + nl.len()),
+        out: Splicing::default(),
         last_ending: None,
         steps: 0,
     };
     if lines.has_bom() {
-        out.buf.extend_from_slice(BOM);
+        out.out.base(0..BOM.len());
     }
     let mut order = OrderCheck::default();
     // Original lines consumed so far.
@@ -245,11 +246,10 @@ fn apply_counting(original: &[u8], changes: &[LineChange]) -> Result<(Vec<u8>, u
     out.copy(pos, n);
     if !lines.ends_with_newline() {
         if let Some(len) = out.last_ending {
-            let keep = out.buf.len() - len;
-            out.buf.truncate(keep);
+            out.out.truncate_end(len);
         }
     }
-    Ok((out.buf, out.steps))
+    Ok((out.out, out.steps))
 }
 
 #[cfg(test)]
@@ -466,7 +466,7 @@ mod tests {
             })
             .collect();
         let (out, steps) = apply_counting(&original, &changes).unwrap();
-        assert_eq!(Lines::new(&out).len(), 200_000 + 5_000);
+        assert_eq!(Lines::new(&out.render(&original)).len(), 200_000 + 5_000);
         // Each original line once, plus the 5,000 expected and 10,000 added
         // lines: a pass that went back over the file would count billions.
         assert!(steps <= 200_000 + 5_000 + 10_000, "{steps} steps");

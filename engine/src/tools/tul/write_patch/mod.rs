@@ -29,7 +29,7 @@ mod tool;
 mod validate;
 mod workspace;
 
-pub use apply::{apply_changes, ApplyError};
+pub use apply::{apply_changes, splice_changes, ApplyError};
 pub use batch::{FilePatch, LineChange, LineOp, ValidatedBatch};
 pub use document::{
     BatchDoc, ChangeDoc, ChangeErrorDetail, CommitError, FileDoc, FileError, FileErrorDetail,

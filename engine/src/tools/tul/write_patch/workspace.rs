@@ -11,10 +11,10 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 
-use super::apply::{apply_changes, ApplyError};
+use super::apply::{splice_changes, ApplyError};
 use super::batch::{FilePatch, ValidatedBatch};
 use crate::commit::{commit, Change};
-use crate::content::Content;
+use crate::content::{Content, Shared, Splice};
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
@@ -172,8 +172,12 @@ impl BatchReport {
 /// A file ready to be written.
 struct Prepared {
     target: String,
-    before: Vec<u8>,
-    after: Vec<u8>,
+    /// The file's bytes, shared with the splice that reads from them.
+    before: Shared,
+    /// The new bytes; `None` when the changes leave the file as it was.
+    after: Option<Content>,
+    /// The SHA-256 of the file after the batch.
+    new_sha256: String,
     mode: Option<u32>,
 }
 
@@ -336,20 +340,35 @@ fn prepare(fs: &dyn Fs, file: &FilePatch) -> Result<Prepared, (Option<String>, F
             actual,
         }));
     }
-    let after = apply_changes(&before, &file.changes).map_err(|e| fail(FileFailure::Apply(e)))?;
-    let mode = if after == before {
-        None
-    } else {
-        Some(
-            fs.mode(&target)
-                .map_err(|e| fail(io_failure(&target, &e)))?,
-        )
-    };
+    let splicing =
+        splice_changes(&before, &file.changes).map_err(|e| fail(FileFailure::Apply(e)))?;
+    let before = Arc::new(before);
+    let after = Splice::new(Arc::clone(&before), splicing)
+        .map(Content::Spliced)
+        .ok_or_else(|| {
+            fail(io_failure(
+                &target,
+                &io::Error::other("internal error: the planned edit does not fit the file"),
+            ))
+        })?;
+    if after.equals(&before) {
+        return Ok(Prepared {
+            target,
+            before,
+            after: None,
+            new_sha256: actual,
+            mode: None,
+        });
+    }
+    let mode = fs
+        .mode(&target)
+        .map_err(|e| fail(io_failure(&target, &e)))?;
     Ok(Prepared {
         target,
         before,
-        after,
-        mode,
+        new_sha256: after.sha256_hex(),
+        after: Some(after),
+        mode: Some(mode),
     })
 }
 
@@ -357,7 +376,7 @@ fn prepare(fs: &dyn Fs, file: &FilePatch) -> Result<Prepared, (Option<String>, F
 ///
 /// Each file: its docPath is located (C-wp-doc-path), its bytes hashed once
 /// and compared with `originalSha256` (case-insensitively), its changes
-/// applied in memory ([`apply_changes`]). Only when every file got that far
+/// applied in memory ([`splice_changes`]). Only when every file got that far
 /// are the changed files committed, in one transaction; a file whose content
 /// does not change is not rewritten. Any failure leaves every file as it was.
 pub fn apply_batch(fs: &dyn Fs, batch: &ValidatedBatch) -> BatchReport {
@@ -403,16 +422,17 @@ pub fn apply_batch(fs: &dyn Fs, batch: &ValidatedBatch) -> BatchReport {
         };
     }
     let prepared: Vec<Prepared> = results.into_iter().flatten().collect();
-    let new_hashes: Vec<String> = prepared.iter().map(|p| sha256_hex(&p.after)).collect();
+    let mut new_hashes = Vec::with_capacity(prepared.len());
     let mut targets = Vec::with_capacity(prepared.len());
     let mut changes = Vec::new();
     for p in prepared {
         targets.push(p.target.clone());
-        if p.after != p.before {
+        new_hashes.push(p.new_sha256);
+        if let Some(content) = p.after {
             changes.push(Change::Write {
                 path: p.target,
-                content: Content::Whole(p.after),
-                before: Some(Arc::new(p.before)),
+                content,
+                before: Some(p.before),
                 mode: p.mode,
             });
         }
