@@ -341,10 +341,11 @@ pub struct CoverageArgs {
     /// Corpus.
     #[command(flatten)]
     pub corpus: CorpusArgs,
-    /// Print one JSON object: clauses with their cases, and the gaps.
+    /// Print one JSON object: clauses with their cases, and the gaps;
+    /// `members`: each documented result member with the cases pinning it.
     #[arg(long)]
     pub json: bool,
-    /// List only the clauses no case pins.
+    /// List only the clauses and the documented result members nothing pins.
     #[arg(long)]
     pub gaps: bool,
 }

@@ -16,6 +16,7 @@ use crate::cmd_check::{load_corpus, selection};
 use crate::corpus_lint;
 use crate::coverage::{clause_list, Coverage};
 use crate::error::{Error, ErrorKind};
+use crate::members::MemberCoverage;
 use crate::report::render::{indent, params_labelled, visible, visible_bytes, HashLabels};
 use crate::run::{RunConfig, Runner};
 use crate::transport::inprocess::InProcess;
@@ -227,8 +228,10 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
 }
 
 /// `patchspec coverage`: each clause with the cases whose `spec` cites it,
-/// and the named tests that pin what no case can observe; exit 1 when a
-/// clause has neither or a test reference names no test.
+/// and the named tests that pin what no case can observe, then each
+/// documented member of each tool's results with the cases that pin it
+/// exactly ([`crate::members`]); exit 1 when a clause or a member has
+/// neither or a test reference names no test.
 pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
     let Some(dir) = corpus.root.dir() else {
@@ -245,13 +248,19 @@ pub fn coverage(args: &CoverageArgs) -> Result<i32, Error> {
         ))));
     };
     let report = Coverage::new(&corpus, &clauses, &repo);
+    let clause_text = std::fs::read_to_string(&clauses_path).unwrap_or_default();
+    let exempt = crate::members::exemptions(&clause_text, &repo);
+    let members = MemberCoverage::new(&corpus, crate::members::catalog_members(), &exempt);
     let mut out = crate::output::stdout();
     if args.json {
-        writeln!(out, "{:#}", report.to_json()).map_err(out_err)?;
+        let mut doc = report.to_json();
+        doc["members"] = members.to_json();
+        writeln!(out, "{doc:#}").map_err(out_err)?;
     } else {
         report.write_text(&mut out, args.gaps).map_err(out_err)?;
+        members.write_text(&mut out, args.gaps).map_err(out_err)?;
     }
-    Ok(if report.is_complete() {
+    Ok(if report.is_complete() && members.gaps().is_empty() {
         crate::exit::OK
     } else {
         crate::exit::UNEXPECTED

@@ -6,9 +6,12 @@
 //! entry in `CHANGELOG.md`, every `spec` reference names one of the spec
 //! documents (or `clarifications`) and, when `docs/spec-clauses.md` exists
 //! next to the corpus, an anchor listed there (`- \`doc#anchor\`:
-//! description`, read by [`crate::coverage::listed_clauses`]), and no
+//! description`, read by [`crate::coverage::listed_clauses`]) that is not
+//! marked `(unobservable)` (only engine tests pin those), and no
 //! summary claims more than its case checks ([`summary_claims`]: a file the
-//! case does not have, a SHA-256 the expectation checks only by format).
+//! case does not have, a SHA-256 the expectation checks only by format),
+//! and every `$sha256Of` names a file of the expected tree
+//! ([`hashed_files_exist`]).
 //! [`against_reference`] then runs every case against the reference engine
 //! (in-process). The command maps structural problems to exit 2 and cases
 //! failing against the reference to exit 1. That the schema file and the
@@ -90,6 +93,9 @@ pub fn structure(corpus: &Corpus) -> Structure {
         .map(|dir| dir.join("../docs/spec-clauses.md"))
         .unwrap_or_default();
     let clauses = crate::coverage::listed_clauses(&clauses_path);
+    let unobservable = crate::coverage::clause_list(&clauses_path)
+        .map(|list| crate::coverage::unobservable_clauses(&list))
+        .unwrap_or_default();
     for c in &corpus.cases {
         let file = PathBuf::from(format!("{}.json", c.id));
         for (i, r) in c.spec.iter().enumerate() {
@@ -110,12 +116,22 @@ pub fn structure(corpus: &Corpus) -> Structure {
                         at: format!("$.spec[{i}]"),
                         message: format!("{r:?} is not listed in {}", clauses_path.display()),
                     });
+                } else if unobservable.contains(r) {
+                    problems.push(Problem {
+                        file: file.clone(),
+                        at: format!("$.spec[{i}]"),
+                        message: format!(
+                            "{r:?} is marked (unobservable) in {}: no black-box case can observe it, so none may cite it; cite what the case observes",
+                            clauses_path.display()
+                        ),
+                    });
                 }
             }
         }
     }
     for c in &corpus.cases {
         problems.extend(summary_claims(c));
+        problems.extend(hashed_files_exist(c));
     }
     Structure {
         problems,
@@ -180,6 +196,49 @@ pub fn summary_claims(case: &Case) -> Vec<Problem> {
     problems
 }
 
+/// Every `$sha256Of` of a case's pattern names a file of the tree the case
+/// expects after the call (its `expect.files`, or its given files when that
+/// is `"unchanged"`). The other tie, `$equals`, needs the result document
+/// to resolve: the run against the reference engine reports a pointer that
+/// names nothing there.
+pub fn hashed_files_exist(case: &Case) -> Vec<Problem> {
+    fn walk(pattern: &serde_json::Value, at: &str, out: &mut Vec<(String, String)>) {
+        use serde_json::Value;
+        match pattern {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if k == "$sha256Of" {
+                        if let Some(path) = v.as_str() {
+                            out.push((at.to_owned(), path.to_owned()));
+                        }
+                    }
+                    walk(v, &crate::pattern::child(at, k), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, &format!("{at}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut named = Vec::new();
+    walk(&case.expect.result, "$.expect.result", &mut named);
+    let files = crate::judge::expected_files(case);
+    named
+        .into_iter()
+        .filter(|(_, path)| !files.contains_key(path))
+        .map(|(at, path)| Problem {
+            file: PathBuf::from(format!("{}.json", case.id)),
+            at,
+            message: format!(
+                "$sha256Of names {path:?}, which is not a file of the tree the case expects after the call"
+            ),
+        })
+        .collect()
+}
+
 /// The hash members of a pattern: `format_only` gets the JSON path of each one
 /// checked only by its format; `exact` is set when one is pinned by a value.
 fn hash_members(
@@ -207,9 +266,12 @@ fn hash_members(
                 let lower = key.to_ascii_lowercase();
                 let path = format!("{at}.{key}");
                 if !key.starts_with('$') && (lower.contains("sha") || lower.contains("hash")) {
+                    let tied = value.as_object().is_some_and(|m| {
+                        m.len() == 1 && (m.contains_key("$sha256Of") || m.contains_key("$equals"))
+                    });
                     if is_format_matcher(value) {
                         format_only.push(path.clone());
-                    } else if value.is_string() || value.is_null() {
+                    } else if value.is_string() || value.is_null() || tied {
                         *exact = true;
                     }
                 }
@@ -348,5 +410,29 @@ mod tests {
         assert!(summary_claims(&case("replaces the line", "a.txt", format)).is_empty());
         let exact = serde_json::json!({"success": true, "file": {"sha256": "ab"}});
         assert!(summary_claims(&case("gives the new SHA-256", "a.txt", exact)).is_empty());
+    }
+
+    #[test]
+    fn a_sha256_of_a_file_the_case_does_not_expect_is_flagged() {
+        let good = case(
+            "x",
+            "a.txt",
+            serde_json::json!({"success": true, "h": {"$sha256Of": "a.txt"}}),
+        );
+        assert!(hashed_files_exist(&good).is_empty());
+        let bad = case(
+            "x",
+            "a.txt",
+            serde_json::json!({"success": true, "h": {"$sha256Of": "b.txt"}}),
+        );
+        let problems = hashed_files_exist(&bad);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].at, "$.expect.result.h");
+        let claim = case(
+            "gives the new SHA-256",
+            "a.txt",
+            serde_json::json!({"success": true, "sha256": {"$sha256Of": "a.txt"}}),
+        );
+        assert!(summary_claims(&claim).is_empty());
     }
 }

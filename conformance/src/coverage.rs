@@ -7,7 +7,12 @@
 //! FILE::…::NAME)``, for what only fault injection or a race can reach; the
 //! test must exist: [`resolve_test`]). A clause with neither is a gap; a
 //! gap, or a test reference that names no existing function, makes the
-//! coverage incomplete ([`Coverage::is_complete`]). `patchspec lint` reads
+//! coverage incomplete ([`Coverage::is_complete`]). A clause no black-box
+//! case can observe (the trash, staged writes, the journal, the lock) says
+//! so with ``(unobservable)`` ([`UNOBSERVABLE_MARKER`]): only its named tests
+//! pin it, it is reported apart from the case-pinned clauses, and a case
+//! citing it is an error ([`Coverage::miscited`]): a case cannot pin what
+//! it cannot see. `patchspec lint` reads
 //! the same list to check that every case's `spec` anchor is listed
 //! ([`crate::corpus_lint`]).
 //!
@@ -46,6 +51,19 @@ pub fn listed_clauses(path: &Path) -> Option<BTreeSet<String>> {
 /// relative to the repository root. `(pinned by test: pending)` holds the
 /// place of a test not yet written: the clause stays a gap.
 const TEST_MARKER: &str = "(pinned by test: ";
+
+/// The marker of a clause no black-box case can observe: only its named
+/// tests pin it, and no case may cite it.
+pub const UNOBSERVABLE_MARKER: &str = "(unobservable)";
+
+/// The clauses of a clause list marked [`UNOBSERVABLE_MARKER`].
+pub fn unobservable_clauses(clauses: &[(String, String)]) -> BTreeSet<String> {
+    clauses
+        .iter()
+        .filter(|(_, d)| d.contains(UNOBSERVABLE_MARKER))
+        .map(|(r, _)| r.clone())
+        .collect()
+}
 
 /// A clause's description without its test markers, and the markers.
 fn split_markers(description: &str) -> (String, Vec<String>) {
@@ -118,6 +136,8 @@ pub struct Row<'a> {
     pub cases: Vec<&'a str>,
     /// Each test marker, and what it names.
     pub tests: Vec<(String, TestRef)>,
+    /// Marked [`UNOBSERVABLE_MARKER`]: only the tests pin it.
+    pub unobservable: bool,
 }
 
 impl Row<'_> {
@@ -126,8 +146,12 @@ impl Row<'_> {
         self.tests.iter().any(|(_, t)| *t == TestRef::Found)
     }
 
-    /// Neither a case nor an existing test pins the clause.
+    /// Neither a case nor an existing test pins the clause (for an
+    /// unobservable one: no existing test; its cases do not count).
     pub fn is_gap(&self) -> bool {
+        if self.unobservable {
+            return !self.by_test();
+        }
         self.cases.is_empty() && !self.by_test()
     }
 }
@@ -153,7 +177,13 @@ impl<'a> Coverage<'a> {
             .iter()
             .map(|(r, d)| {
                 let (description, markers) = split_markers(d);
+                let unobservable = description.contains(UNOBSERVABLE_MARKER);
+                let description = description
+                    .replace(UNOBSERVABLE_MARKER, "")
+                    .trim()
+                    .to_owned();
                 Row {
+                    unobservable,
                     clause: r,
                     description,
                     cases: pinned.get(r.as_str()).cloned().unwrap_or_default(),
@@ -175,12 +205,26 @@ impl<'a> Coverage<'a> {
         self.rows.iter().filter(|r| r.is_gap()).collect()
     }
 
-    /// How many clauses only a named test pins.
+    /// How many observable clauses only a named test pins.
     pub fn tests_only(&self) -> usize {
         self.rows
             .iter()
-            .filter(|r| r.cases.is_empty() && r.by_test())
+            .filter(|r| !r.unobservable && r.cases.is_empty() && r.by_test())
             .count()
+    }
+
+    /// The clauses marked unobservable.
+    pub fn unobservable(&self) -> Vec<&Row<'a>> {
+        self.rows.iter().filter(|r| r.unobservable).collect()
+    }
+
+    /// `(clause, case)` for each case citing an unobservable clause.
+    pub fn miscited(&self) -> Vec<(&str, &str)> {
+        self.rows
+            .iter()
+            .filter(|r| r.unobservable)
+            .flat_map(|r| r.cases.iter().map(move |c| (r.clause, *c)))
+            .collect()
     }
 
     /// `(clause, marker, why)` for each test marker that names no test.
@@ -196,9 +240,10 @@ impl<'a> Coverage<'a> {
             .collect()
     }
 
-    /// No gap and no broken test reference: the command exits 0.
+    /// No gap, no broken test reference, no case citing an unobservable
+    /// clause: the command exits 0.
     pub fn is_complete(&self) -> bool {
-        self.gaps().is_empty() && self.broken().is_empty()
+        self.gaps().is_empty() && self.broken().is_empty() && self.miscited().is_empty()
     }
 
     /// `patchspec coverage --json`: the clauses with their cases and tests,
@@ -217,9 +262,11 @@ impl<'a> Coverage<'a> {
                         TestRef::Missing(_) => "missing",
                     },
                 })).collect::<Vec<_>>(),
-                "pinnedBy": if !r.cases.is_empty() { "cases" } else if r.by_test() { "test" } else { "nothing" },
+                "unobservable": r.unobservable,
+                "pinnedBy": if r.unobservable { if r.by_test() { "test (unobservable)" } else { "nothing" } } else if !r.cases.is_empty() { "cases" } else if r.by_test() { "test" } else { "nothing" },
             })).collect::<Vec<_>>(),
             "gaps": self.gaps().iter().map(|r| r.clause).collect::<Vec<_>>(),
+            "miscited": self.miscited().iter().map(|(clause, case)| json!({"clause": clause, "case": case})).collect::<Vec<_>>(),
             "missingTests": self.broken().iter().map(|(c, m, why)| json!({
                 "clause": c, "test": m, "problem": why,
             })).collect::<Vec<_>>(),
@@ -235,7 +282,9 @@ impl<'a> Coverage<'a> {
                 continue;
             }
             let n = row.cases.len();
-            let what = if n == 0 && row.by_test() {
+            let what = if row.unobservable {
+                "unobservable: pinned by test only".to_owned()
+            } else if n == 0 && row.by_test() {
                 "pinned by test".to_owned()
             } else {
                 format!("{n} case{}", if n == 1 { "" } else { "s" })
@@ -257,14 +306,23 @@ impl<'a> Coverage<'a> {
             }
         }
         let gaps = self.gaps().len();
+        let unobservable = self.unobservable();
+        let unobservable_pinned = unobservable.iter().filter(|r| r.by_test()).count();
         writeln!(
             out,
-            "coverage: {} clauses, {} pinned, {} gaps; {} pinned by a named test only",
+            "coverage: {} clauses, {} pinned, {} gaps; {} pinned by a named test only; {} unobservable by a black-box case, pinned by an engine test",
             self.rows.len(),
             self.rows.len() - gaps,
             gaps,
-            self.tests_only()
+            self.tests_only(),
+            unobservable_pinned,
         )?;
+        for (clause, case) in self.miscited() {
+            writeln!(
+                out,
+                "coverage: {case} cites {clause}, which no black-box case can observe (unobservable): cite what the case observes"
+            )?;
+        }
         for (clause, m, why) in &self.broken() {
             writeln!(out, "coverage: {clause}: the test {m} is not found ({why})")?;
         }
@@ -308,5 +366,38 @@ mod tests {
         ] {
             assert!(matches!(r(bad), TestRef::Missing(_)), "{bad}");
         }
+    }
+
+    #[test]
+    fn unobservable_clauses_count_only_their_tests_and_refuse_citations() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
+        std::fs::write(dir.path().join("src/a.rs"), "fn trash() {}\n").expect("write");
+        let corpus = crate::case::Corpus {
+            root: crate::case::CorpusRoot::Embedded,
+            cases: vec![],
+            version: None,
+            content_hash: String::new(),
+        };
+        let clauses = vec![
+            (
+                "d#a".to_owned(),
+                "the trash (unobservable) (pinned by test: src/a.rs::trash)".to_owned(),
+            ),
+            ("d#b".to_owned(), "staged (unobservable)".to_owned()),
+        ];
+        let cov = Coverage::new(&corpus, &clauses, dir.path());
+        assert!(cov.rows[0].unobservable && !cov.rows[0].is_gap());
+        assert_eq!(cov.rows[0].description, "the trash");
+        assert!(
+            cov.rows[1].is_gap(),
+            "an unobservable clause without a test is a gap"
+        );
+        assert_eq!(unobservable_clauses(&clauses).len(), 2);
+        let mut row = cov.rows[0].clone();
+        row.cases.push("x/y");
+        let cited = Coverage { rows: vec![row] };
+        assert_eq!(cited.miscited(), [("d#a", "x/y")]);
+        assert!(!cited.is_complete());
     }
 }

@@ -10,14 +10,22 @@
 //! that writes outside its workspace, and both check that a result document's
 //! own `success` agrees with `data.success`.
 //!
+//! In full mode, [`Judge::case_mismatches`] adds what one document cannot
+//! say alone: `$sha256Of` hashes the tree the case expects, `$unique`
+//! values must differ across the whole run ([`RunUnique`]), and exact mode
+//! flags members the tool does not document ([`crate::members`]). Outcome
+//! mode does none of that: it keeps its meaning.
+//!
 //! What it leaves out: per-case judge overrides. A mode is a property of a
 //! run, and every report of the run names it.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
 
-use crate::pattern::{self, Mismatch};
+use crate::case::{Case, ExpectFiles};
+use crate::pattern::{self, Context, Mismatch, RunUnique};
 
 /// How answers are judged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -67,17 +75,66 @@ impl Judge {
                 Some(_) | None => Vec::new(),
             },
         };
-        if let Some(doc) = document.get("success").and_then(Value::as_bool) {
-            if doc != success {
-                out.push(Mismatch {
-                    path: "TOOL_RESULT.data.success".into(),
-                    expected: format!("{doc} (the result document's success)"),
-                    got: success.to_string(),
-                });
-            }
-        }
+        out.extend(disagreement(success, document));
         out
     }
+
+    /// The result mismatches of an answer to `case`: in full mode the
+    /// pattern with its context (the expected tree for `$sha256Of`), the
+    /// run-wide `$unique` check against `run`, and exact mode (members the
+    /// tool does not document, outside `$open`); in outcome mode the same
+    /// as [`Judge::result_mismatches`].
+    pub fn case_mismatches(
+        self,
+        case: &Case,
+        success: bool,
+        document: &Value,
+        run: &RunUnique,
+    ) -> Vec<Mismatch> {
+        match self {
+            Judge::Outcome => self.result_mismatches(&case.expect.result, success, document),
+            Judge::Full => {
+                let files = expected_files(case);
+                let context = Context {
+                    files: Some(&files),
+                };
+                let judged = pattern::judge_document(&case.expect.result, document, &context);
+                let mut out = judged.mismatches;
+                out.extend(run.bind(&case.id, &judged.unique));
+                out.extend(crate::members::undocumented(
+                    &case.tool,
+                    document,
+                    &judged.open,
+                ));
+                out.extend(disagreement(success, document));
+                out
+            }
+        }
+    }
+}
+
+/// The regular files of the tree `case` expects after its call: its
+/// `expect.files`, or its given files when that is `"unchanged"`.
+pub fn expected_files(case: &Case) -> BTreeMap<String, Vec<u8>> {
+    match &case.expect.files {
+        ExpectFiles::Tree(files) => files.iter().map(|(p, c)| (p.clone(), c.bytes())).collect(),
+        ExpectFiles::Unchanged(_) => case
+            .given
+            .files
+            .iter()
+            .map(|(p, c)| (p.clone(), c.bytes()))
+            .collect(),
+    }
+}
+
+/// The result document's own `success` disagrees with `data.success`.
+fn disagreement(success: bool, document: &Value) -> Option<Mismatch> {
+    let doc = document.get("success").and_then(Value::as_bool)?;
+    (doc != success).then(|| Mismatch {
+        path: "TOOL_RESULT.data.success".into(),
+        expected: format!("{doc} (the result document's success)"),
+        got: success.to_string(),
+    })
 }
 
 impl fmt::Display for Judge {
@@ -149,5 +206,64 @@ mod tests {
     fn a_pattern_without_success_is_not_judged_on_success_in_outcome_mode() {
         check(Judge::Outcome, json!({"path": "a"}), false, json!({}), &[]);
         assert_eq!(expected_success(&json!({"success": "yes"})), None);
+    }
+
+    fn create_file_case(result: Value) -> Case {
+        serde_json::from_value(json!({
+            "id": "workspace_create_file/x/y", "summary": "s", "spec": ["clarifications#C-x"],
+            "tool": "workspace_create_file", "given": {"files": {}},
+            "call": {"path": "a.txt", "content": "abc"},
+            "expect": {"result": result, "files": {"a.txt": "abc"}}
+        }))
+        .expect("a valid case")
+    }
+
+    #[test]
+    fn full_mode_flags_undocumented_members_and_outcome_mode_does_not() {
+        let doc = json!({"success": true, "path": "a.txt", "durationMs": 3});
+        let run = RunUnique::default();
+        let case = create_file_case(json!({"success": true}));
+        let full: Vec<String> = Judge::Full
+            .case_mismatches(&case, true, &doc, &run)
+            .iter()
+            .map(|m| m.path.clone())
+            .collect();
+        assert_eq!(full, ["$.durationMs"]);
+        assert!(Judge::Outcome
+            .case_mismatches(&case, true, &doc, &run)
+            .is_empty());
+        let open = create_file_case(json!({"$open": {"success": true}}));
+        assert!(Judge::Full
+            .case_mismatches(&open, true, &doc, &run)
+            .is_empty());
+    }
+
+    #[test]
+    fn full_mode_hashes_the_expected_tree_and_ties_ids_across_cases() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let run = RunUnique::default();
+        let case = create_file_case(json!({"success": true, "hash": {"$sha256Of": "a.txt"}}));
+        let good = json!({"success": true, "hash": abc});
+        assert!(Judge::Full
+            .case_mismatches(&case, true, &good, &run)
+            .is_empty());
+        let old = json!({"success": true, "hash": "00"});
+        assert_eq!(
+            Judge::Full.case_mismatches(&case, true, &old, &run).len(),
+            1
+        );
+        let unique = create_file_case(json!({"success": true, "path": {"$unique": "p"}}));
+        let doc = json!({"success": true, "path": "a.txt"});
+        assert!(Judge::Full
+            .case_mismatches(&unique, true, &doc, &run)
+            .is_empty());
+        assert_eq!(
+            Judge::Full.case_mismatches(&unique, true, &doc, &run).len(),
+            1
+        );
+        // Outcome mode binds nothing.
+        assert!(Judge::Outcome
+            .case_mismatches(&unique, true, &doc, &run)
+            .is_empty());
     }
 }

@@ -9,7 +9,9 @@
 //!   directory or the copy compiled into the binary), `corpus export`;
 //! - [`corpus_lint`], [`coverage`]: the corpus's own checks (`lint`) and
 //!   which cases and tests pin each spec clause (`coverage`);
-//! - [`pattern`]: the `expect.result` pattern language;
+//! - [`pattern`]: the `expect.result` pattern language; [`members`]: the
+//!   documented members of each tool's results (from the catalog's result
+//!   schemas), for member coverage and exact mode;
 //! - [`workspace`]: per-case temp workspace, sentinel, snapshots, tree diffs;
 //! - [`protocol`]: the wire messages (TOOL_CALL, TOOL_RESULT, HELLO, BYE);
 //! - [`transport`]: in-process, oneshot, session and websocket executors,
@@ -60,6 +62,7 @@ pub mod exit;
 pub mod judge;
 pub mod matrix;
 pub mod mcp;
+pub mod members;
 pub mod outcome;
 pub mod output;
 pub mod pattern;

@@ -18,14 +18,22 @@
 //! | `{"$unique": "group"}` | a string or number distinct from every other value matched by `$unique` with the same group in this result |
 //! | `{"$all": [P, Q]}` | a value matching every pattern in the list |
 //! | `{"$exact": V}` | a value deeply equal to `V`, taken literally (no subset, no matchers) |
+//! | `{"$equals": "/json/pointer"}` | a value deeply equal to the one the JSON Pointer (RFC 6901) names in the same result document |
+//! | `{"$sha256Of": "path"}` | the lowercase hex SHA-256 of the file `path` of the tree the case expects after the call |
+//! | `{"$open": P}` | a value matching `P`, below which members the tool does not document are allowed (exact mode: [`crate::members`]) |
 //!
 //! The main entry points are [`matches()`] (returns every [`Mismatch`], each
-//! with its JSON path) and [`check_pattern`] (is a pattern well formed?). What
-//! it leaves out: captures across documents and arithmetic; a case that needs
-//! those is asking for a second call, which the case format does not have.
+//! with its JSON path), [`judge_document`] (the same, with a [`Context`],
+//! and what the run-wide checks need: the `$unique` bindings and the places
+//! marked `$open`) and [`check_pattern`] (is a pattern well formed?).
+//! [`RunUnique`] holds the `$unique` values of a whole run, so that a value
+//! must differ from every value of its group in every other case too (IDs
+//! fresh per call). What it leaves out: arithmetic, and captures across the
+//! calls of one case (those are the multi-step cases' substitutions).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
@@ -62,6 +70,9 @@ const MATCHERS: &[&str] = &[
     "$unique",
     "$all",
     "$exact",
+    "$equals",
+    "$sha256Of",
+    "$open",
 ];
 const TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "null", "array", "object",
@@ -69,9 +80,117 @@ const TYPES: &[&str] = &[
 
 /// Match `actual` against `pattern`; returns every mismatch (empty = match).
 pub fn matches(pattern: &Value, actual: &Value) -> Vec<Mismatch> {
-    let mut m = Matcher::default();
-    m.value("$", pattern, actual);
-    m.mismatches
+    judge_document(pattern, actual, &Context::default()).mismatches
+}
+
+/// What a pattern may refer to beyond the document it matches.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Context<'a> {
+    /// The regular files of the tree the case expects after the call (path
+    /// → bytes; the given files when the tree is `"unchanged"`), for
+    /// `$sha256Of`. `None`: no tree is known, and `$sha256Of` fails.
+    pub files: Option<&'a BTreeMap<String, Vec<u8>>>,
+}
+
+/// One value matched by `$unique`: its group, the value, and its JSON path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UniqueBinding {
+    /// The group named by the matcher.
+    pub group: String,
+    /// The value.
+    pub value: Value,
+    /// Where it is in the document (`$.result.batchId`).
+    pub path: String,
+}
+
+/// A result document judged against a pattern: the mismatches, and what
+/// the checks beyond one document need.
+#[derive(Clone, Debug, Default)]
+pub struct Judged {
+    /// Every mismatch (empty = match).
+    pub mismatches: Vec<Mismatch>,
+    /// The values matched by `$unique` (each distinct within its group in
+    /// this document), for [`RunUnique::bind`].
+    pub unique: Vec<UniqueBinding>,
+    /// The JSON paths of the values matched by `$open`: below them, members
+    /// the tool does not document are allowed.
+    pub open: Vec<String>,
+}
+
+/// Match `document` against `pattern` with a [`Context`]: `$equals`
+/// pointers resolve in `document`, `$sha256Of` hashes a file of
+/// `context.files`.
+pub fn judge_document(pattern: &Value, document: &Value, context: &Context<'_>) -> Judged {
+    let mut m = Matcher {
+        root: Some(document),
+        files: context.files,
+        ..Matcher::default()
+    };
+    m.value("$", pattern, document);
+    let unique = m
+        .unique
+        .into_iter()
+        .flat_map(|(group, seen)| {
+            seen.into_iter().map(move |(value, path)| UniqueBinding {
+                group: group.clone(),
+                value,
+                path,
+            })
+        })
+        .collect();
+    Judged {
+        mismatches: m.mismatches,
+        unique,
+        open: m.open,
+    }
+}
+
+/// The `$unique` values of a whole run, by group: a value must differ from
+/// every value of its group matched in any other case of the run (IDs are
+/// fresh per call, C-wp-ids). Shared by the run's worker threads.
+#[derive(Debug, Default)]
+pub struct RunUnique {
+    /// (group, value as compact JSON) → (case id, JSON path) where first seen.
+    seen: Mutex<HashMap<(String, String), (String, String)>>,
+}
+
+impl RunUnique {
+    /// Record the `bindings` of case `case`; returns a mismatch for each
+    /// value already bound in its group by another case (or another call of
+    /// the same case). A value already seen is not re-recorded, so the
+    /// first case keeps it.
+    pub fn bind(&self, case: &str, bindings: &[UniqueBinding]) -> Vec<Mismatch> {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = Vec::new();
+        for b in bindings {
+            let key = (b.group.clone(), canonical(&b.value));
+            match seen.get(&key) {
+                Some((first_case, first_path)) => out.push(Mismatch {
+                    path: b.path.clone(),
+                    expected: format!(
+                        "a value unique in group {:?} across the run (the same value was at {first_path} of case {first_case})",
+                        b.group
+                    ),
+                    got: show(&b.value),
+                }),
+                None => {
+                    seen.insert(key, (case.to_owned(), b.path.clone()));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A value's key for [`RunUnique`]: numbers by value (`1` and `1.0` alike).
+fn canonical(value: &Value) -> String {
+    match value.as_f64() {
+        Some(f) if value.is_number() && f.fract() == 0.0 && f.abs() < 9.0e15 => format!("{f:.0}"),
+        _ => serde_json::to_string(value).unwrap_or_default(),
+    }
 }
 
 /// Check a pattern is well formed; returns `(json path, message)` problems.
@@ -151,6 +270,18 @@ fn check(out: &mut Vec<(String, String)>, at: &str, pattern: &Value, member: boo
                         _ => bad(out, "an array of patterns"),
                     },
                     "$exact" => {}
+                    "$equals" => match arg.as_str() {
+                        Some(p) if p.is_empty() || p.starts_with('/') => {}
+                        _ => bad(
+                            out,
+                            "a JSON Pointer into the result document (\"\" or starting with `/`)",
+                        ),
+                    },
+                    "$sha256Of" => match arg.as_str() {
+                        Some(p) if !p.is_empty() => {}
+                        _ => bad(out, "the path of a file of the expected tree"),
+                    },
+                    "$open" => check(out, at, arg, member),
                     other => out.push((at.to_owned(), format!("unknown matcher {other}"))),
                 }
             }
@@ -254,13 +385,19 @@ pub fn equal(a: &Value, b: &Value) -> bool {
 }
 
 #[derive(Default)]
-struct Matcher {
+struct Matcher<'a> {
     mismatches: Vec<Mismatch>,
     /// `$unique` group → values seen, with the path where each was seen.
     unique: BTreeMap<String, Vec<(Value, String)>>,
+    /// The whole document, for `$equals`.
+    root: Option<&'a Value>,
+    /// The expected tree's files, for `$sha256Of`.
+    files: Option<&'a BTreeMap<String, Vec<u8>>>,
+    /// Paths of the values matched by `$open`.
+    open: Vec<String>,
 }
 
-impl Matcher {
+impl Matcher<'_> {
     fn miss(&mut self, at: &str, expected: impl Into<String>, got: &Value) {
         self.mismatches.push(Mismatch {
             path: at.to_owned(),
@@ -417,7 +554,54 @@ impl Matcher {
                     self.miss(at, format!("exactly {}", show(arg)), actual);
                 }
             }
+            "$equals" => self.equals(at, arg.as_str().unwrap_or_default(), actual),
+            "$sha256Of" => self.sha256_of(at, arg.as_str().unwrap_or_default(), actual),
+            "$open" => {
+                self.open.push(at.to_owned());
+                self.value(at, arg, actual);
+            }
             other => self.miss(at, format!("a known matcher, not {other}"), actual),
+        }
+    }
+}
+
+impl Matcher<'_> {
+    /// `$equals`: the value the pointer names in the document, deeply equal.
+    fn equals(&mut self, at: &str, pointer: &str, actual: &Value) {
+        match self.root.and_then(|root| root.pointer(pointer)) {
+            Some(target) if equal(target, actual) => {}
+            Some(target) => {
+                let message = format!("the value at {pointer} ({})", show(target));
+                self.miss(at, message, actual);
+            }
+            None => self.miss(
+                at,
+                format!("the value at {pointer}, but the pointer names nothing in this document"),
+                actual,
+            ),
+        }
+    }
+
+    /// `$sha256Of`: the lowercase hex SHA-256 of a file of the expected tree.
+    fn sha256_of(&mut self, at: &str, path: &str, actual: &Value) {
+        match self.files.and_then(|files| files.get(path)) {
+            Some(bytes) => {
+                let want = patchspec_engine::hash::sha256_hex(bytes);
+                if actual.as_str() != Some(want.as_str()) {
+                    self.miss(
+                        at,
+                        format!("the SHA-256 of the expected {path} ({want})"),
+                        actual,
+                    );
+                }
+            }
+            None => self.miss(
+                at,
+                format!(
+                    "the SHA-256 of the expected {path}, but the expected tree has no such file"
+                ),
+                actual,
+            ),
         }
     }
 }
@@ -542,5 +726,110 @@ mod tests {
         );
         let at: Vec<&str> = problems.iter().map(|p| p.0.as_str()).collect();
         assert_eq!(at, ["$.a", "$.b", "$.c[0]", "$.d"], "{problems:?}");
+    }
+
+    #[test]
+    fn equals_ties_a_value_to_another_of_the_same_document() {
+        let doc = json!({"changes": [{"id": "chg-1"}], "errors": [{"changeId": "chg-1"}]});
+        let p = json!({"errors": [{"changeId": {"$equals": "/changes/0/id"}}]});
+        check_match(p, doc.clone(), &[]);
+        let foreign = json!({"changes": [{"id": "chg-1"}], "errors": [{"changeId": "chg-9"}]});
+        let p = json!({"errors": [{"changeId": {"$equals": "/changes/0/id"}}]});
+        check_match(
+            p,
+            foreign,
+            &["$.errors[0].changeId: expected the value at /changes/0/id (\"chg-1\"), got \"chg-9\""],
+        );
+        check_match(
+            json!({"a": {"$equals": "/nope"}}),
+            json!({"a": 1}),
+            &["$.a: expected the value at /nope, but the pointer names nothing in this document, got 1"],
+        );
+    }
+
+    #[test]
+    fn sha256_of_hashes_the_expected_file() {
+        let files: BTreeMap<String, Vec<u8>> = [("a.txt".to_owned(), b"abc".to_vec())].into();
+        let ctx = Context {
+            files: Some(&files),
+        };
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let p = json!({"sha": {"$sha256Of": "a.txt"}});
+        assert!(judge_document(&p, &json!({"sha": abc}), &ctx)
+            .mismatches
+            .is_empty());
+        let upper = judge_document(&p, &json!({"sha": abc.to_uppercase()}), &ctx).mismatches;
+        assert_eq!(upper.len(), 1, "{upper:?}");
+        let missing = judge_document(
+            &json!({"sha": {"$sha256Of": "b.txt"}}),
+            &json!({"sha": abc}),
+            &ctx,
+        );
+        assert!(
+            missing.mismatches[0].expected.contains("no such file"),
+            "{:?}",
+            missing.mismatches
+        );
+        // Without a tree, nothing can be hashed: the matcher fails, never passes.
+        assert_eq!(matches(&p, &json!({"sha": abc})).len(), 1);
+    }
+
+    #[test]
+    fn open_marks_its_place_and_matches_its_pattern() {
+        let j = judge_document(
+            &json!({"error": {"$open": {"kind": "x"}}}),
+            &json!({"error": {"kind": "x", "extra": 1}}),
+            &Context::default(),
+        );
+        assert!(j.mismatches.is_empty());
+        assert_eq!(j.open, ["$.error"]);
+        let j = judge_document(
+            &json!({"$open": {"kind": "x"}}),
+            &json!({"kind": "y"}),
+            &Context::default(),
+        );
+        assert_eq!(j.mismatches.len(), 1);
+    }
+
+    #[test]
+    fn unique_values_must_differ_across_the_cases_of_a_run() {
+        let run = RunUnique::default();
+        let p = json!({"id": {"$unique": "chg"}});
+        let first = judge_document(&p, &json!({"id": "chg-1"}), &Context::default());
+        assert!(run.bind("case/a", &first.unique).is_empty());
+        let again = judge_document(&p, &json!({"id": "chg-1"}), &Context::default());
+        let clash: Vec<String> = run
+            .bind("case/b", &again.unique)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(clash, ["$.id: expected a value unique in group \"chg\" across the run (the same value was at $.id of case case/a), got \"chg-1\""]);
+        let other_group = judge_document(
+            &json!({"id": {"$unique": "fp"}}),
+            &json!({"id": "chg-1"}),
+            &Context::default(),
+        );
+        assert!(run.bind("case/c", &other_group.unique).is_empty());
+        let number = judge_document(
+            &json!({"n": {"$unique": "n"}}),
+            &json!({"n": 1}),
+            &Context::default(),
+        );
+        assert!(run.bind("case/d", &number.unique).is_empty());
+        let same_number = judge_document(
+            &json!({"n": {"$unique": "n"}}),
+            &json!({"n": 1.0}),
+            &Context::default(),
+        );
+        assert_eq!(run.bind("case/e", &same_number.unique).len(), 1);
+    }
+
+    #[test]
+    fn new_matchers_are_checked_for_their_arguments() {
+        let problems = check_pattern(
+            &json!({"a": {"$equals": "changes/0"}, "b": {"$sha256Of": ""}, "c": {"$open": {"$nope": 1}}, "d": {"$equals": ""}}),
+        );
+        let at: Vec<&str> = problems.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(at, ["$.a", "$.b", "$.c"], "{problems:?}");
     }
 }

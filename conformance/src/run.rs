@@ -86,6 +86,8 @@ pub struct Runner<'a> {
     session_id: String,
     counter: AtomicU64,
     root: Arc<RunRoot>,
+    /// The `$unique` values of the run so far (IDs fresh per call).
+    unique: crate::pattern::RunUnique,
 }
 
 impl<'a> Runner<'a> {
@@ -121,6 +123,7 @@ impl<'a> Runner<'a> {
             private,
             session_id,
             counter: AtomicU64::new(0),
+            unique: crate::pattern::RunUnique::default(),
             root,
         })
     }
@@ -247,7 +250,7 @@ impl<'a> Runner<'a> {
         let mismatches =
             self.cfg
                 .judge
-                .result_mismatches(&case.expect.result, answer.success, &answer.result);
+                .case_mismatches(case, answer.success, &answer.result, &self.unique);
         r.result = Some(answer.result);
         r.success = Some(answer.success);
         let after = match after {

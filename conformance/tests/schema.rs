@@ -113,6 +113,15 @@ fn the_schema_and_the_loader_agree_on_what_is_a_case() {
                 Some(json!({"a": [{"$each": {"$any": true}}, {"$all": [{"$contains": "x"}]}]})),
             ),
         ),
+        (
+            "tied values and an open place",
+            with(
+                &["expect", "result"],
+                Some(
+                    json!({"a": {"$equals": "/b/0"}, "h": {"$sha256Of": "a.txt"}, "o": {"$open": {"k": 1}}, "r": {"$equals": ""}}),
+                ),
+            ),
+        ),
     ];
     for (name, case) in accepted {
         let schema_errors: Vec<String> = validator
@@ -195,6 +204,24 @@ fn the_schema_and_the_loader_agree_on_what_is_a_case() {
             with(&["given", "session", "activeFiles"], Some(json!({"a": 1}))),
         ),
         ("call not an object", with(&["call"], Some(json!([])))),
+        (
+            "a relative $equals pointer",
+            with(
+                &["expect", "result"],
+                Some(json!({"a": {"$equals": "b/0"}})),
+            ),
+        ),
+        (
+            "an empty $sha256Of path",
+            with(&["expect", "result"], Some(json!({"a": {"$sha256Of": ""}}))),
+        ),
+        (
+            "$open of a malformed pattern",
+            with(
+                &["expect", "result"],
+                Some(json!({"a": {"$open": {"$nope": 1}}})),
+            ),
+        ),
         (
             "files neither",
             with(&["expect", "files"], Some(json!("same"))),

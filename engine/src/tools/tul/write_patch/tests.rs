@@ -340,6 +340,10 @@ fn io_errors_and_commit_failures_are_reported() {
     let report = apply_batch(&renames, &batch);
     let doc = render_result(&batch, &report);
     assert_eq!(doc["errors"][0]["code"], "commit_failed");
+    // The step that failed and the rollback: no black-box case can make a
+    // commit of existing files fail, so this test pins both members
+    // (docs/spec-clauses.md, "Members no case can pin").
+    assert_eq!(doc["errors"][0]["step"], "renaming");
     assert_eq!(doc["errors"][0]["rolledBack"], true);
     assert_eq!(
         doc["result"]["files"][0]["skippedBecause"],
