@@ -347,7 +347,7 @@ fn json_report(cfg: &FuzzConfig, r: &FuzzReport, args: &FuzzArgs) -> serde_json:
 /// Run `patchspec fuzz`; returns the exit code.
 pub fn fuzz_command(args: &FuzzArgs) -> Result<i32, Error> {
     let cfg = config(args)?;
-    let mut root = RunRoot::new()
+    let mut root = RunRoot::new_in(&crate::fuzz::scratch_dir())
         .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))?;
     root.set_workspace_limit(crate::workspace::DEFAULT_WORKSPACE_LIMIT);
     let root = Arc::new(root);

@@ -186,7 +186,7 @@ impl Reference {
     pub fn new() -> std::io::Result<Reference> {
         let private: Vec<String> = PRIVATE_PATHS.iter().map(|s| s.to_string()).collect();
         Ok(Reference {
-            root: RunRoot::new()?,
+            root: RunRoot::new_in(&super::scratch_dir())?,
             private: PrivatePaths::new(&private).map_err(std::io::Error::other)?,
         })
     }

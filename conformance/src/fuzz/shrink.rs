@@ -3,7 +3,7 @@
 //!
 //! Main function: [`shrink`]. It works on the case format (`given` and the
 //! call's params), so it serves every tool alike: it tries candidates one at
-//! a time — fewer files, links, directories and ActiveFiles; fewer lines of a
+//! a time — fewer files, links, directories, modes and ActiveFiles; fewer lines of a
 //! file or of a multi-line param (an envelope), also a file line together
 //! with the envelope line that quotes it; fewer array elements and object
 //! members in the params (files, changes, lines of a batch); shorter lines;
@@ -244,6 +244,15 @@ fn candidates(c: &Candidate) -> Vec<Candidate> {
         let mut next = c.clone();
         next.given.files.remove(path);
         out.push(next);
+    }
+    for (path, content) in &g.files {
+        if content.mode().is_some() {
+            let mut next = c.clone();
+            next.given
+                .files
+                .insert(path.clone(), Content::from_bytes(&content.bytes()));
+            out.push(next);
+        }
     }
     for path in g.symlinks.keys() {
         let mut next = c.clone();
