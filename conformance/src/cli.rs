@@ -32,6 +32,9 @@ pub enum Command {
     Repro(ReproArgs),
     /// Check the corpus: schema, ids, spec references, summaries, and every case against the reference engine.
     Lint(LintArgs),
+    /// Generate tool calls, run each through the reference engine and an executor, and shrink
+    /// every disagreement to a case (`--out DIR`); the executor after `--` (session transport by default).
+    Fuzz(Box<crate::cmd_fuzz::FuzzArgs>),
     /// Run the corpus against several implementations (the reference engine always one column)
     /// and write matrix.json, matrix.html and badges to --out.
     Matrix(Box<MatrixArgs>),
@@ -375,6 +378,7 @@ pub fn main() -> i32 {
         Command::Lint(a) => crate::cmd_corpus::lint(a),
         Command::Coverage(a) => crate::cmd_corpus::coverage(a),
         Command::Matrix(a) => crate::cmd_matrix::matrix(a),
+        Command::Fuzz(a) => crate::cmd_fuzz::fuzz_command(a),
         Command::Apply(a) => Ok(cmd_engine::apply(a)),
         Command::Call(a) => Ok(cmd_engine::call(a)),
         Command::Corpus(CorpusCommand::Export(a)) => crate::corpus_source::export(a),

@@ -21,6 +21,8 @@
 //! - [`report`]: human, JSON lines, JUnit, Markdown — event consumers only;
 //!   [`spec_links`]: a case's clauses as the docs sections that explain them;
 //! - [`judge`]: the judge modes (`full`, `outcome`);
+//! - [`fuzz`]: `patchspec fuzz`: generated calls judged against the
+//!   reference engine, disagreements shrunk into cases;
 //! - [`matrix`]: several implementations side by side (`patchspec matrix`):
 //!   JSON, a self-contained HTML page, badges, Markdown;
 //! - [`exit`], [`error`]: the exit-code table and the library error;
@@ -49,6 +51,7 @@ pub mod cmd_check;
 pub mod cmd_corpus;
 pub mod cmd_engine;
 pub mod cmd_exec;
+pub mod cmd_fuzz;
 pub mod cmd_matrix;
 pub mod cmd_mcp;
 pub mod corpus_lint;
@@ -59,6 +62,7 @@ pub mod diagnosis_text;
 pub mod error;
 pub mod event;
 pub mod exit;
+pub mod fuzz;
 pub mod judge;
 pub mod matrix;
 pub mod mcp;

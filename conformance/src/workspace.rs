@@ -534,9 +534,15 @@ pub struct RunRoot {
 impl RunRoot {
     /// A fresh per-run root in the system temporary directory.
     pub fn new() -> io::Result<RunRoot> {
+        RunRoot::new_in(&std::env::temp_dir())
+    }
+
+    /// A fresh per-run root in `dir` (`patchspec fuzz` prefers a memory
+    /// filesystem: the engine fsyncs every commit).
+    pub fn new_in(dir: &Path) -> io::Result<RunRoot> {
         let temp = tempfile::Builder::new()
             .prefix("patchspec-run-")
-            .tempdir()?;
+            .tempdir_in(dir)?;
         let base = temp.path().canonicalize()?;
         for d in ["cases", "exec/tmp", "exec/home"] {
             std::fs::create_dir_all(base.join(d))?;

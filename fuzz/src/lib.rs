@@ -8,7 +8,7 @@
 //! The targets, one file each in `fuzz_targets/`, one line each over their
 //! oracle: `envelope_parse`, `envelope_apply`, `write_patch_validate` and
 //! `write_patch_apply`. [`oracles`] also holds the naive models the
-//! differential oracles compare against, the input generators, an in-memory
+//! differential oracles compare against, an in-memory
 //! filesystem, the seed format and extraction, and the mode that runs the
 //! same oracles against another executor (`PATCHSPEC_FUZZ_EXECUTOR`).
 //!

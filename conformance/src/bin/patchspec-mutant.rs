@@ -11,6 +11,9 @@
 //! docs/mutation-testing.md ("The mutation gate of the corpus") has the
 //! table.
 //!
+//! `patchspec-mutant DEFECT --session` speaks the session transport instead
+//! (HELLO, one message per line, BYE), for `patchspec fuzz`'s own tests.
+//!
 //! `patchspec-mutant --list` prints one line per defect, tab-separated: its
 //! name, the tools it touches (comma-separated), what it breaks, and, for a
 //! known survivor, why no case can catch it yet (else empty).
@@ -21,7 +24,7 @@
 //! answers every call of the other tools exactly as the reference does.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use patchspec_conformance::protocol::ToolCallMsg;
@@ -68,6 +71,9 @@ const DEFECTS: &[Defect] = &[
     Defect { name: "ap-parse-line-zero-based", tools: AP, what: "`patch_parse_error`'s `details.line` is 0-based", pending: None },
     Defect { name: "ap-move-from-dropped", tools: AP, what: "a move's `changedFiles` entry has no `from`", pending: None },
     Defect { name: "ap-move-path-is-source", tools: AP, what: "a move's `changedFiles` entry gives the source as `path`", pending: None },
+    Defect { name: "ap-match-trims-trailing-whitespace", tools: AP, what: "hunk lines match file lines that differ only by trailing whitespace", pending: None },
+    Defect { name: "ap-first-of-two-matches", tools: AP, what: "a hunk whose old side occurs several times is applied at the first occurrence instead of `multiple_matches`", pending: None },
+    Defect { name: "follows-symlink-out", tools: &["apply_patch", "workspace_write_patch", "workspace_create_file"], what: "paths are resolved through symlinks without a check: a link leading out of the workspace is written through", pending: None },
     Defect { name: "ap-symlink-dropped", tools: AP, what: "`outside_workspace` through a symlink does not name the link (`details.symlink`)", pending: None },
     Defect { name: "wp-error-path-dropped", tools: WP, what: "errors do not carry the documented `path`", pending: None },
     Defect { name: "wp-error-change-id-foreign", tools: WP, what: "an error's `changeId` belongs to no change of the result", pending: None },
@@ -305,6 +311,309 @@ struct Call<'a> {
     before: &'a BTreeMap<String, Vec<u8>>,
 }
 
+/// A file's lines without their endings (`None`: not readable).
+fn file_lines(path: &Path) -> Option<Vec<String>> {
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Some(
+        text.split_inclusive('\n')
+            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_string())
+            .collect(),
+    )
+}
+
+/// The envelope an implementation that trims trailing whitespace when it
+/// compares lines acts on: every context or removed line of an Update that
+/// the file does not hold exactly, but holds up to trailing whitespace, is
+/// replaced by the file's own line.
+fn trimmed_matches(root: &Path, patch: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut out = String::with_capacity(patch.len());
+    for line in patch.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n').trim_end_matches('\r');
+        let ending = &line[body.len()..];
+        if let Some(path) = body.strip_prefix("*** Update File: ") {
+            lines = file_lines(&root.join(path.trim())).unwrap_or_default();
+        } else if let Some(rest) = body.strip_prefix("*** Move File: ") {
+            let from = rest.split(" -> ").next().unwrap_or(rest);
+            lines = file_lines(&root.join(from.trim())).unwrap_or_default();
+        } else if body.starts_with("*** Add File: ") || body.starts_with("*** Delete File: ") {
+            lines.clear();
+        } else if let Some(kind) = body.chars().next().filter(|c| *c == ' ' || *c == '-') {
+            let content = &body[1..];
+            if !lines.iter().any(|l| l == content) {
+                if let Some(l) = lines.iter().find(|l| l.trim_end() == content.trim_end()) {
+                    out.push(kind);
+                    out.push_str(l);
+                    out.push_str(ending);
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The envelope an implementation that takes the first of several matches
+/// acts on: hunk `hunk` of section `section` anchored at its first match
+/// (`first`, 1-based) by the whole file around it as context, so it can
+/// match only there. `None` when the hunk cannot be found or carries a
+/// marker.
+fn anchored_at_first(
+    root: &Path,
+    patch: &str,
+    section: u64,
+    hunk: u64,
+    first: u64,
+) -> Option<String> {
+    let lines: Vec<&str> = patch.split_inclusive('\n').collect();
+    let body = |l: &str| l.trim_end_matches('\n').trim_end_matches('\r').to_string();
+    let directive = |l: &str| {
+        [
+            "*** Add File: ",
+            "*** Update File: ",
+            "*** Delete File: ",
+            "*** Move File: ",
+        ]
+        .iter()
+        .any(|d| l.starts_with(d))
+    };
+    let mut s = 0u64;
+    let mut i = 0;
+    let mut path = None;
+    while i < lines.len() {
+        let b = body(lines[i]);
+        if directive(&b) {
+            if s == section {
+                let rest = b.split_once(": ")?.1;
+                path = Some(rest.split(" -> ").next().unwrap_or(rest).trim().to_string());
+                break;
+            }
+            s += 1;
+        }
+        i += 1;
+    }
+    let file = file_lines(&root.join(path?))?;
+    // The hunk's `@@` line.
+    let mut h = 0u64;
+    let mut at = None;
+    for (j, l) in lines.iter().enumerate().skip(i + 1) {
+        let b = body(l);
+        if directive(&b) || b == "*** End Patch" {
+            break;
+        }
+        if b.starts_with("@@") {
+            if h == hunk {
+                at = Some(j);
+                break;
+            }
+            h += 1;
+        }
+    }
+    let at = at?;
+    let mut end = at + 1;
+    let mut old_len = 0u64;
+    while end < lines.len() {
+        let b = body(lines[end]);
+        match b.chars().next() {
+            Some(' ') | Some('-') => old_len += 1,
+            Some('+') => {}
+            _ if b.is_empty() => old_len += 1,
+            _ => break,
+        }
+        end += 1;
+    }
+    if end < lines.len() && body(lines[end]).starts_with('\\') || first == 0 {
+        return None;
+    }
+    let before = file.get(..(first - 1) as usize)?;
+    let after = file.get((first - 1 + old_len) as usize..)?;
+    let mut out: String = lines[..=at].concat();
+    for l in before {
+        out.push_str(&format!(" {l}\n"));
+    }
+    out.push_str(&lines[at + 1..end].concat());
+    for l in after {
+        out.push_str(&format!(" {l}\n"));
+    }
+    if !(end < lines.len() && body(lines[end]) == "*** End of File") {
+        out.push_str("*** End of File\n");
+    }
+    out.push_str(&lines[end..].concat());
+    Some(out)
+}
+
+/// Answer as an implementation that takes the first of several matches:
+/// while the reference refuses an atomic envelope with `multiple_matches`,
+/// anchor that hunk at its first match and ask again.
+fn first_of_matches(msg: &ToolCallMsg, success: &mut bool, doc: &mut Value) {
+    if msg.params.get("atomic").and_then(Value::as_bool) == Some(false) {
+        return;
+    }
+    let root = PathBuf::from(&msg.workspace_root);
+    let mut patch = match msg.params.get("patch").and_then(Value::as_str) {
+        Some(p) => p.to_string(),
+        None => return,
+    };
+    for _ in 0..4 {
+        if error_kind(doc) != Some("multiple_matches") {
+            return;
+        }
+        let d = &doc["error"]["details"];
+        let (Some(section), Some(hunk), Some(first)) = (
+            d["section"].as_u64(),
+            d["hunkIndex"].as_u64(),
+            d["matchLines"].get(0).and_then(Value::as_u64),
+        ) else {
+            return;
+        };
+        let Some(anchored) = anchored_at_first(&root, &patch, section, hunk, first) else {
+            return;
+        };
+        let mut again = msg.clone();
+        if let Some(p) = again.params.as_object_mut() {
+            p.insert("patch".into(), json!(anchored));
+        }
+        let Ok(result) = answer(&again) else { return };
+        let Ok(next) = serde_json::from_str::<Value>(&result.data.result) else {
+            return;
+        };
+        *success = result.data.success;
+        *doc = next;
+        patch = anchored;
+    }
+}
+
+/// What an unguarded implementation sees of a workspace: its regular
+/// files (path → bytes), through the symlinks that lead out of `root`
+/// (followed, at most 8 levels), and apart the links that stay inside it
+/// (path → target), which it resolves as the reference does. `.patchspec`
+/// is left out.
+fn unguarded_view(
+    root: &Path,
+    dir: &Path,
+    rel: &str,
+    depth: usize,
+    files: &mut BTreeMap<String, Vec<u8>>,
+    inner_links: &mut BTreeMap<String, PathBuf>,
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        if rel == ".patchspec" {
+            continue;
+        }
+        let path = e.path();
+        if e.file_type().is_ok_and(|t| t.is_symlink()) {
+            let inside = path
+                .canonicalize()
+                .is_ok_and(|t| t.starts_with(&canonical_root));
+            if inside || !path.exists() {
+                if let Ok(target) = std::fs::read_link(&path) {
+                    inner_links.insert(rel, target);
+                }
+                continue;
+            }
+        }
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() && depth < 8 => {
+                unguarded_view(root, &path, &rel, depth + 1, files, inner_links)
+            }
+            Ok(m) if m.is_file() => {
+                if let Ok(b) = std::fs::read(&path) {
+                    files.insert(rel, b);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Answer as an implementation that resolves paths through symlinks with
+/// no check: the call runs on a copy of the workspace in which every link
+/// leading out is replaced by what it points at, and what it wrote there is
+/// written through the real workspace's paths, so through those links.
+/// `None` when no link leads out (the reference answers).
+fn through_links(msg: &ToolCallMsg) -> Option<(bool, Value)> {
+    let root = PathBuf::from(&msg.workspace_root);
+    let (mut files, mut inner) = (BTreeMap::new(), BTreeMap::new());
+    unguarded_view(&root, &root, "", 0, &mut files, &mut inner);
+    let mut plain = BTreeMap::new();
+    plain_files(&root, "", &mut plain);
+    if plain.len() == files.len() && plain.keys().eq(files.keys()) {
+        return None;
+    }
+    let mirror = std::env::temp_dir().join(format!("patchspec-mutant-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&mirror);
+    std::fs::create_dir_all(&mirror).ok()?;
+    for (rel, bytes) in &files {
+        let p = mirror.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).ok()?;
+        }
+        std::fs::write(&p, bytes).ok()?;
+    }
+    for (rel, target) in &inner {
+        let p = mirror.join(rel);
+        if let Some(parent) = p.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = std::os::unix::fs::symlink(target, &p);
+    }
+    let mut copy = msg.clone();
+    copy.workspace_root = mirror.to_string_lossy().into_owned();
+    let result = answer(&copy);
+    let (mut after, mut after_links) = (BTreeMap::new(), BTreeMap::new());
+    unguarded_view(&mirror, &mirror, "", 0, &mut after, &mut after_links);
+    let _ = std::fs::remove_dir_all(&mirror);
+    let result = result.ok()?;
+    for (rel, bytes) in &after {
+        if files.get(rel) != Some(bytes) {
+            let p = root.join(rel);
+            if let Some(parent) = p.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = std::fs::write(&p, bytes);
+        }
+    }
+    for rel in files.keys().filter(|r| !after.contains_key(*r)) {
+        let _ = std::fs::remove_file(root.join(rel));
+    }
+    let doc = serde_json::from_str(&result.data.result).ok()?;
+    Some((result.data.success, doc))
+}
+
+/// The regular files of a workspace reached without following any link.
+fn plain_files(dir: &Path, rel: &str, out: &mut BTreeMap<String, ()>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        match e.file_type() {
+            Ok(t) if t.is_dir() && rel != ".patchspec" => plain_files(&e.path(), &rel, out),
+            Ok(t) if t.is_file() => {
+                out.insert(rel, ());
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Change the params before the call; `Some(doc)` answers without calling the engine.
 #[allow(clippy::collapsible_match)] // as in `after_call`
 fn before_call(defect: &str, msg: &mut ToolCallMsg) -> Option<(bool, Value)> {
@@ -317,6 +626,15 @@ fn before_call(defect: &str, msg: &mut ToolCallMsg) -> Option<(bool, Value)> {
             }
         }
         "rf-active-files-ignored" => msg.session.active_files.clear(),
+        "ap-match-trims-trailing-whitespace" => {
+            let root = PathBuf::from(&msg.workspace_root);
+            if let Some(patch) = msg.params.get("patch").and_then(Value::as_str) {
+                let loose = trimmed_matches(&root, patch);
+                if let Some(p) = msg.params.as_object_mut() {
+                    p.insert("patch".into(), json!(loose));
+                }
+            }
+        }
         "cf-limit-inclusive" => {
             let limit = msg.session.limits.create_file_max_bytes;
             let content = msg.params.get("content").and_then(Value::as_str);
@@ -499,6 +817,7 @@ fn after_call(
                 }
             }
         }
+        "ap-first-of-two-matches" => first_of_matches(original, success, doc),
         "ap-symlink-dropped" => {
             if let Some(d) = details(doc) {
                 d.remove("symlink");
@@ -1100,10 +1419,12 @@ fn serve(defect: &Defect, mut msg: ToolCallMsg) -> Option<String> {
     } else {
         BTreeMap::new()
     };
-    let early = if touched {
-        before_call(defect.name, &mut msg)
-    } else {
+    let early = if !touched {
         None
+    } else if defect.name == "follows-symlink-out" {
+        through_links(&msg)
+    } else {
+        before_call(defect.name, &mut msg)
     };
     let (mut success, mut doc) = match early {
         Some(answered) => answered,
@@ -1138,7 +1459,7 @@ fn serve(defect: &Defect, mut msg: ToolCallMsg) -> Option<String> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first() else {
-        eprintln!("usage: patchspec-mutant DEFECT | --list");
+        eprintln!("usage: patchspec-mutant DEFECT [--session] | --list");
         std::process::exit(2);
     };
     if name == "--list" {
@@ -1157,23 +1478,52 @@ fn main() {
         eprintln!("patchspec-mutant: unknown defect {name:?} (--list lists them)");
         std::process::exit(2);
     };
+    let reply_to = |line: &str| -> Option<String> {
+        let value: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+        match value.get("type").and_then(Value::as_str) {
+            Some("HELLO") => Some(serde_json::to_string(&hello()).expect("HELLO serialises")),
+            Some("TOOL_CALL") => match serde_json::from_value::<ToolCallMsg>(value) {
+                Ok(msg) => serve(defect, msg),
+                Err(e) => {
+                    eprintln!("patchspec-mutant: malformed TOOL_CALL: {e}");
+                    std::process::exit(2);
+                }
+            },
+            _ => None,
+        }
+    };
+    if args.get(1).map(String::as_str) == Some("--session") {
+        // The session transport: one message per line until BYE or EOF.
+        let stdin = std::io::stdin();
+        let mut out = std::io::stdout().lock();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { return };
+            if line.trim().is_empty() {
+                continue;
+            }
+            if serde_json::from_str::<Value>(&line)
+                .ok()
+                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned))
+                .as_deref()
+                == Some("BYE")
+            {
+                return;
+            }
+            match reply_to(&line) {
+                Some(text) => {
+                    let _ = writeln!(out, "{text}");
+                    let _ = out.flush();
+                }
+                None => std::process::exit(101),
+            }
+        }
+        return;
+    }
     let mut input = String::new();
     if std::io::stdin().read_to_string(&mut input).is_err() {
         std::process::exit(2);
     }
-    let value: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
-    let reply = match value.get("type").and_then(Value::as_str) {
-        Some("HELLO") => Some(serde_json::to_string(&hello()).expect("HELLO serialises")),
-        Some("TOOL_CALL") => match serde_json::from_value::<ToolCallMsg>(value) {
-            Ok(msg) => serve(defect, msg),
-            Err(e) => {
-                eprintln!("patchspec-mutant: malformed TOOL_CALL: {e}");
-                std::process::exit(2);
-            }
-        },
-        _ => None,
-    };
-    match reply {
+    match reply_to(&input) {
         Some(text) => {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{text}");

@@ -17,14 +17,9 @@ use patchspec_engine::fs::{EntryKind, Fs};
 pub const DEFAULT_FILE_MODE: u32 = 0o100644;
 const DIR_MODE: u32 = 0o040755;
 
-/// One entry of a tree.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Node {
-    /// A regular file: bytes and permission bits (`0o7777` part only).
-    File(Vec<u8>, u32),
-    /// A directory.
-    Dir,
-}
+/// One entry of a tree (the generators' type: they build the trees the
+/// oracles compare).
+pub use patchspec_gen::tree::Node;
 
 /// An in-memory workspace: path → node; `""` (the root) is implicit.
 #[derive(Default)]

@@ -17,8 +17,6 @@
 pub mod apply_model;
 #[path = "case.rs"]
 pub mod case;
-#[path = "envelope_gen.rs"]
-pub mod envelope_gen;
 #[path = "envelope_model.rs"]
 pub mod envelope_model;
 #[path = "external.rs"]
@@ -27,8 +25,6 @@ pub mod external;
 pub mod memfs;
 #[path = "seeds.rs"]
 pub mod seeds;
-#[path = "write_patch_gen.rs"]
-pub mod write_patch_gen;
 #[path = "write_patch_model.rs"]
 pub mod write_patch_model;
 #[path = "write_patch_oracles.rs"]
@@ -43,9 +39,9 @@ use patchspec_engine::journal;
 use patchspec_engine::tools::tul::apply_patch::{apply_bytes, ApplyOptions};
 use serde_json::Value;
 
-use envelope_gen::{ApplyInput, Scenario};
 use envelope_model::MPatch;
 use memfs::{snapshot, temp_files, visible, MemFs, Node};
+use patchspec_gen::envelope::{ApplyInput, Scenario};
 
 pub use write_patch_oracles::{write_patch_apply, write_patch_validate};
 

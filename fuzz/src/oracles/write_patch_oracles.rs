@@ -16,9 +16,9 @@ use serde_json::{Map, Value};
 
 use super::envelope_model;
 use super::memfs::{snapshot, temp_files, valid_rel, visible, MemFs, Node};
-use super::write_patch_gen::{ApplyInput, BatchGen, Scenario};
 use super::write_patch_model::{self as wm, MApplyErr, MBatch, MChange, MFile};
 use super::{case, external, real_workspace, show, show_tree, stat};
+use patchspec_gen::write_patch::{ApplyInput, BatchGen, Scenario};
 
 /// The engine's validated batch in model form (IDs dropped).
 fn to_model(b: &ValidatedBatch) -> MBatch {

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use arbitrary::Arbitrary;
 use patchspec_engine::hash::sha256_hex;
 
-use super::apply_model;
-use super::envelope_model::{split_lines, NO_NEWLINE};
-use super::memfs::Node;
+use crate::tree::{line_texts, lookup, Node, Tree};
+
+/// The no-newline marker line of an envelope.
+pub const NO_NEWLINE: &str = "\\ No newline at end of file";
 
 const WORDS: &[&str] = &[
     "a",
@@ -40,6 +41,25 @@ const WORDS: &[&str] = &[
 
 /// Paths of the files a workspace may hold (directories `d` and `d/e` always exist).
 pub const SLOTS: &[&str] = &["a.txt", "b.txt", "d/c.txt", "d/e/f.txt", "A.txt", "x y.txt"];
+/// The symbolic links a runner workspace may hold (path, target as
+/// written): inside the workspace, and out of it into the sentinel
+/// directory next to it (`../outside`, see docs/protocol.md).
+pub const LINKS: &[(&str, &str)] = &[
+    ("l.txt", "a.txt"),
+    ("ld", "d"),
+    ("out", "../outside"),
+    ("o.txt", "../outside/sentinel.txt"),
+];
+/// Paths through [`LINKS`].
+const LINK_PATHS: &[&str] = &[
+    "l.txt",
+    "ld/c.txt",
+    "ld/new.txt",
+    "out/x.txt",
+    "out/sentinel.txt",
+    "o.txt",
+    "out",
+];
 const NEW: &[&str] = &[
     "new.txt",
     "d/new.txt",
@@ -89,6 +109,9 @@ pub struct FileSpec {
     final_newline: bool,
     bom: bool,
     exec: bool,
+    /// Repeat some of the lines later in the file (`k`: lines `0..=k % 3`
+    /// again at `k / 3`), so hunks cut from it often match twice.
+    echo: Option<u8>,
 }
 
 /// How a section names its path.
@@ -114,10 +137,14 @@ pub enum PathSpec {
     Dir,
     /// Anything.
     Raw(String),
+    /// A path through one of the [`LINKS`] (a runner workspace may hold
+    /// them; elsewhere it names nothing).
+    Link(u8),
 }
 
 impl PathSpec {
-    fn get(&self) -> String {
+    /// The path as the envelope spells it.
+    pub fn get(&self) -> String {
         let slot = |i: &u8| SLOTS[usize::from(*i) % SLOTS.len()];
         match self {
             PathSpec::Slot(i) => slot(i).to_string(),
@@ -130,6 +157,7 @@ impl PathSpec {
             PathSpec::ThroughFile => "a.txt/x".into(),
             PathSpec::Dir => "d".into(),
             PathSpec::Raw(s) => s.chars().filter(|&c| c != '\n').take(16).collect(),
+            PathSpec::Link(i) => LINK_PATHS[usize::from(*i) % LINK_PATHS.len()].to_string(),
         }
     }
 }
@@ -147,6 +175,10 @@ pub enum HOp {
     Junk(Text),
     /// Skip the next window line (the hunk then probably does not match).
     Skip,
+    /// The next window line, nearly (a near miss): `% 4` 0 a trailing
+    /// space added, 1 trailing whitespace removed, 2 a tab added, 3 upper case.
+    /// As context when `% 8 < 4`, else removed.
+    Blur(u8),
 }
 
 /// One hunk.
@@ -277,20 +309,73 @@ pub struct Scenario {
     pub real_fs: bool,
 }
 
+impl PathSpec {
+    /// A path that names something a workspace usually has (the tricks
+    /// kept: `./`, `d/../`, new paths and links; the rest become a slot).
+    fn plain(&self) -> PathSpec {
+        match self {
+            PathSpec::Slot(_)
+            | PathSpec::New(_)
+            | PathSpec::Dot(_)
+            | PathSpec::Up(_)
+            | PathSpec::Link(_) => self.clone(),
+            PathSpec::Raw(s) => PathSpec::Slot(s.len() as u8),
+            _ => PathSpec::Slot(0),
+        }
+    }
+}
+
 impl ApplyInput {
+    /// Make the input plain, for generation without coverage guidance
+    /// (`patchspec fuzz`): one or two sections on paths that exist or may,
+    /// at most two hunks each without markers, junk or skipped lines, no
+    /// byte mutations, at most one stale check. Most such envelopes apply,
+    /// so a defect in how they apply shows (a near miss is kept).
+    pub fn tame(&mut self) {
+        self.sections.truncate(2);
+        self.mutate = 0;
+        self.expected
+            .retain(|(_, sha)| matches!(sha, ShaSpec::Actual | ShaSpec::Upper));
+        for s in &mut self.sections {
+            match s {
+                SectionSpec::Update {
+                    path,
+                    move_to,
+                    hunks,
+                    ..
+                } => {
+                    *path = path.plain();
+                    if let Some(to) = move_to {
+                        // A fresh destination: onto a slot is already_exists.
+                        let fresh = match &*to {
+                            PathSpec::Slot(i) | PathSpec::Dot(i) | PathSpec::Up(i) => {
+                                PathSpec::New(*i)
+                            }
+                            other => other.plain(),
+                        };
+                        *to = fresh;
+                    }
+                    hunks.truncate(2);
+                    for h in hunks.iter_mut() {
+                        h.marker = None;
+                        h.header = None;
+                        h.eof = false;
+                        h.ops.retain(|o| !matches!(o, HOp::Junk(_) | HOp::Skip));
+                    }
+                }
+                SectionSpec::Add { path, .. } | SectionSpec::Delete { path } => {
+                    *path = path.plain()
+                }
+            }
+        }
+    }
+
     /// Build the scenario: workspace, rendered (and mutated) envelope, options.
     pub fn scenario(&self) -> Scenario {
         let (files, dirs, tree) = workspace(&self.base, &self.files);
         let lines_of = |raw: &str| -> Vec<String> {
-            match apply_model::guard(&tree, raw)
-                .ok()
-                .and_then(|p| tree.get(&p))
-            {
-                Some(Node::File(b, _)) => split_lines(b)
-                    .lines
-                    .iter()
-                    .map(|(c, _)| String::from_utf8_lossy(c).into_owned())
-                    .collect(),
+            match lookup(&tree, raw) {
+                Some(Node::File(b, _)) => line_texts(b),
                 _ => Vec::new(),
             }
         };
@@ -353,10 +438,7 @@ impl ApplyInput {
         let mut expected = BTreeMap::new();
         for (p, sha) in self.expected.iter().take(3) {
             let raw = p.get();
-            let current = match apply_model::guard(&tree, &raw)
-                .ok()
-                .and_then(|p| tree.get(&p))
-            {
+            let current = match lookup(&tree, &raw) {
                 Some(Node::File(b, _)) => sha256_hex(b),
                 _ => sha256_hex(b""),
             };
@@ -384,10 +466,7 @@ impl ApplyInput {
 /// The workspace of a structured input: the three base files, then up to
 /// three extra ones (a later one at the same slot wins). Returns the files,
 /// the directories and the same as a model tree.
-pub fn workspace(
-    base: &[FileSpec; 3],
-    extra: &[FileSpec],
-) -> (Vec<FileEntry>, Vec<String>, BTreeMap<String, Node>) {
+pub fn workspace(base: &[FileSpec; 3], extra: &[FileSpec]) -> (Vec<FileEntry>, Vec<String>, Tree) {
     let mut by_slot: BTreeMap<&str, (Vec<u8>, u32)> = BTreeMap::new();
     let base = base.iter().enumerate().map(|(i, f)| (SLOTS[i], f));
     let extra = extra
@@ -406,6 +485,11 @@ pub fn workspace(
             lines = ["one", "two", "three", "two", "four"]
                 .map(String::from)
                 .to_vec();
+        }
+        if let (Some(k), false) = (f.echo, lines.is_empty()) {
+            let again: Vec<String> = lines.iter().take(usize::from(k % 3) + 1).cloned().collect();
+            let at = usize::from(k / 3) % (lines.len() + 1);
+            lines.splice(at..at, again);
         }
         for (i, l) in lines.iter().enumerate() {
             bytes.extend_from_slice(l.as_bytes());
@@ -426,7 +510,7 @@ pub fn workspace(
         .map(|(p, (b, m))| (p.to_string(), b, m))
         .collect();
     let dirs = vec!["d".to_string(), "d/e".to_string()];
-    let mut tree: BTreeMap<String, Node> = BTreeMap::new();
+    let mut tree = Tree::new();
     for d in &dirs {
         tree.insert(d.clone(), Node::Dir);
     }
@@ -457,9 +541,20 @@ fn render_hunk(h: &HunkSpec, base: &[String], out: &mut Vec<String>) {
                 i += 1;
             }
             HOp::Skip if i < end => i += 1,
+            HOp::Blur(k) if i < end => {
+                let line = &base[i];
+                let near = match k % 4 {
+                    0 => format!("{line} "),
+                    1 => line.trim_end().to_string(),
+                    2 => format!("{line}\t"),
+                    _ => line.to_uppercase(),
+                };
+                body.push(format!("{}{near}", if k % 8 < 4 { ' ' } else { '-' }));
+                i += 1;
+            }
             HOp::Add(t) => body.push(format!("+{}", t.get())),
             HOp::Junk(t) => body.push(format!(" {}", t.get())),
-            HOp::Keep | HOp::Remove | HOp::Skip => {}
+            HOp::Keep | HOp::Remove | HOp::Skip | HOp::Blur(_) => {}
         }
     }
     while i < end {
@@ -468,6 +563,23 @@ fn render_hunk(h: &HunkSpec, base: &[String], out: &mut Vec<String>) {
     }
     if body.is_empty() {
         body.push("+z".into());
+    }
+    // A quarter of the hunks carry a near miss: their first old-side line
+    // nearly as in the file (what a tolerant matcher would accept).
+    if h.window >= 0xC0 {
+        if let Some(line) = body
+            .iter_mut()
+            .find(|l| l.starts_with(' ') || l.starts_with('-'))
+        {
+            let (kind, text) = line.split_at(1);
+            let near = match h.window % 4 {
+                0 => format!("{text} "),
+                1 => text.trim_end().to_string(),
+                2 => format!("{text}\t"),
+                _ => text.to_uppercase(),
+            };
+            *line = format!("{kind}{near}");
+        }
     }
     let marker = h.marker.map(|m| usize::from(m) % body.len());
     for (j, line) in body.into_iter().enumerate() {

@@ -10,9 +10,8 @@ use arbitrary::Arbitrary;
 use patchspec_engine::hash::sha256_hex;
 use serde_json::{json, Map, Value};
 
-use super::envelope_gen::{workspace, FileSpec, Text, SLOTS};
-use super::envelope_model::split_lines;
-use super::memfs::Node;
+use crate::envelope::{workspace, FileSpec, Text, SLOTS};
+use crate::tree::{line_texts, lookup_doc};
 
 /// How a file patch names its file.
 #[derive(Arbitrary, Debug)]
@@ -29,10 +28,13 @@ pub enum DocSpec {
     AsIs(u8),
     /// Anything.
     Raw(String),
+    /// Through a link of [`crate::envelope::LINKS`].
+    Link(u8),
 }
 
 impl DocSpec {
-    fn get(&self) -> String {
+    /// The `docPath`.
+    pub fn get(&self) -> String {
         let slot = |i: &u8| SLOTS[usize::from(*i) % SLOTS.len()];
         match self {
             DocSpec::Slot(i) => slot(i).to_lowercase(),
@@ -41,6 +43,9 @@ impl DocSpec {
             DocSpec::Escape => "../x.txt".into(),
             DocSpec::AsIs(i) => slot(i).to_string(),
             DocSpec::Raw(s) => s.chars().take(16).collect(),
+            DocSpec::Link(i) => {
+                ["l.txt", "ld/c.txt", "out/sentinel.txt", "o.txt"][usize::from(*i) % 4].to_string()
+            }
         }
     }
 }
@@ -138,21 +143,11 @@ impl ApplyInput {
         let mut out_files = Vec::new();
         for p in self.patches.iter().take(3) {
             let doc = p.doc.get();
-            let bytes = super::write_patch_model::locate(&tree, &doc)
-                .ok()
-                .and_then(|t| match tree.get(&t) {
-                    Some(Node::File(b, _)) => Some(b.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default();
-            let lines: Vec<String> = split_lines(&bytes)
-                .lines
-                .iter()
-                .map(|(c, _)| String::from_utf8_lossy(c).into_owned())
-                .collect();
+            let bytes = lookup_doc(&tree, &doc).unwrap_or_default();
+            let lines = line_texts(bytes);
             let sha = match p.sha {
-                ShaSpec::Actual => sha256_hex(&bytes),
-                ShaSpec::Upper => sha256_hex(&bytes).to_uppercase(),
+                ShaSpec::Actual => sha256_hex(bytes),
+                ShaSpec::Upper => sha256_hex(bytes).to_uppercase(),
                 ShaSpec::Wrong => sha256_hex(b"stale"),
             };
             let mut file = Map::new();
