@@ -90,6 +90,11 @@ fn verdict(tool: &str, params: &Value, result: &Value) -> Verdict {
         "grep_file" => ide_codes(ide::grep_file::parse(params).err()),
         "apply_change" => ide_codes(ide::apply_change::parse(params).err()),
         "call_chain" => ide_codes(ide::call_chain::parse(params).err()),
+        // Its parser's only refusal is `invalid_params`, and it speaks first.
+        "get_patch_change" => match result["error"]["kind"].as_str() {
+            Some("invalid_params") => vec!["invalid_params".to_string()],
+            _ => vec![],
+        },
         other => panic!("no parser verdict for {other}: add the tool here"),
     };
     if codes.is_empty() {
