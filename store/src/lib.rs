@@ -9,8 +9,10 @@
 //!
 //! What is stored (schema in [`MIGRATIONS`]): one `calls` row per call of a
 //! writing tool (tool, call id, time, duration, success, the result
-//! document); for `workspace_write_patch` the batch, its file patches and
-//! its changes in their own tables, keyed by their canonical IDs. Each call
+//! document); for `workspace_write_patch` the batch (by its canonical ID),
+//! its file patches and its changes in their own tables, appended in rowid
+//! order and found through their batch, so recording a batch of N changes
+//! touches O(N / rows per page) pages whatever the store's size. Each call
 //! is one `BEGIN IMMEDIATE` transaction; the journal is WAL with
 //! `synchronous = NORMAL` (a committed call survives a crash of the
 //! process; the last ones may be lost on a power cut) and a busy timeout,
@@ -54,17 +56,23 @@ CREATE TABLE calls (
     -- validation its `errors` only (the batch tables hold the rest)
     result TEXT NOT NULL
 );
+-- Rows are appended in rowid order and found through their batch: the one
+-- random-keyed index is batches.batch_id, one entry per call. File patch
+-- and change IDs are looked up inside their batch (get_patch_change always
+-- names it), so a 1,000-change batch dirties a few pages, not 1,000.
 CREATE TABLE batches (
-    batch_id TEXT PRIMARY KEY,
+    id INTEGER PRIMARY KEY,
+    batch_id TEXT NOT NULL UNIQUE,
     call INTEGER NOT NULL REFERENCES calls(id),
     batch_key TEXT,
     batch_label TEXT,
     applied INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE file_patches (
-    file_patch_id TEXT PRIMARY KEY,
-    batch_id TEXT NOT NULL REFERENCES batches(batch_id),
+    id INTEGER PRIMARY KEY,
+    batch INTEGER NOT NULL REFERENCES batches(id),
     file_index INTEGER NOT NULL,
+    file_patch_id TEXT NOT NULL,
     file_key TEXT,
     file_label TEXT,
     doc_path TEXT NOT NULL,
@@ -75,12 +83,13 @@ CREATE TABLE file_patches (
     error_code TEXT,
     error_message TEXT,
     skipped_because TEXT
-) WITHOUT ROWID;
-CREATE INDEX file_patches_by_batch ON file_patches(batch_id, file_index);
+);
+CREATE INDEX file_patches_by_batch ON file_patches(batch, file_index);
 CREATE TABLE changes (
-    change_id TEXT PRIMARY KEY,
-    file_patch_id TEXT NOT NULL REFERENCES file_patches(file_patch_id),
+    id INTEGER PRIMARY KEY,
+    file_patch INTEGER NOT NULL REFERENCES file_patches(id),
     change_index INTEGER NOT NULL,
+    change_id TEXT NOT NULL,
     change_key TEXT,
     operation TEXT NOT NULL,
     description TEXT,
@@ -91,8 +100,8 @@ CREATE TABLE changes (
     -- JSON arrays of strings
     expected_original_lines TEXT,
     new_lines TEXT
-) WITHOUT ROWID;
-CREATE INDEX changes_by_file ON changes(file_patch_id, change_index);
+);
+CREATE INDEX changes_by_file_patch ON changes(file_patch, change_index);
 "];
 
 /// The schema version this build writes.
@@ -275,13 +284,14 @@ fn insert_batch(
         text(batch, "batchLabel"),
         applied
     ])?;
+    let batch_row = tx.last_insert_rowid();
     let mut file_insert = tx.prepare_cached(
-        "INSERT INTO file_patches (file_patch_id, batch_id, file_index, file_key, file_label, \
+        "INSERT INTO file_patches (file_patch_id, batch, file_index, file_key, file_label, \
          doc_path, path, original_sha256, new_sha256, applied, error_code, error_message, \
          skipped_because) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
     let mut change_insert = tx.prepare_cached(
-        "INSERT INTO changes (change_id, file_patch_id, change_index, change_key, operation, \
+        "INSERT INTO changes (change_id, file_patch, change_index, change_key, operation, \
          description, after_line, start_line, end_line, expected_original_lines, new_lines) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
@@ -295,7 +305,7 @@ fn insert_batch(
         let error = file.get("error");
         file_insert.execute(params![
             file_patch_id,
-            batch_id,
+            batch_row,
             i as i64,
             text(file, "fileKey"),
             text(file, "fileLabel"),
@@ -310,6 +320,7 @@ fn insert_batch(
             error.and_then(|e| text(e, "message")),
             text(file, "skippedBecause"),
         ])?;
+        let file_row = tx.last_insert_rowid();
         let changes = file
             .get("changes")
             .and_then(Value::as_array)
@@ -317,7 +328,7 @@ fn insert_batch(
         for (j, change) in changes.iter().enumerate() {
             change_insert.execute(params![
                 text(change, "changeId").unwrap_or_default(),
-                file_patch_id,
+                file_row,
                 j as i64,
                 text(change, "changeKey"),
                 text(change, "operation").unwrap_or_default(),
@@ -418,37 +429,38 @@ fn unsigned(n: i64, what: &str) -> Result<u64, ReadError> {
 fn read_batch(c: &Connection, batch_id: &str) -> Result<Option<StoredBatch>, ReadError> {
     let head = c
         .prepare_cached(
-            "SELECT b.batch_key, b.batch_label, b.applied, c.call_id, c.recorded_at_ms \
+            "SELECT b.id, b.batch_key, b.batch_label, b.applied, c.call_id, c.recorded_at_ms \
              FROM batches b JOIN calls c ON c.id = b.call WHERE b.batch_id = ?",
         )?
         .query_row([batch_id], |r| {
             Ok((
-                r.get::<_, Option<String>>(0)?,
+                r.get::<_, i64>(0)?,
                 r.get::<_, Option<String>>(1)?,
-                r.get::<_, bool>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, i64>(4)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, bool>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
             ))
         })
         .optional()?;
-    let Some((batch_key, batch_label, applied, call_id, recorded_at_ms)) = head else {
+    let Some((batch_row, batch_key, batch_label, applied, call_id, recorded_at_ms)) = head else {
         return Ok(None);
     };
     let mut files_query = c.prepare_cached(
-        "SELECT file_patch_id, file_key, file_label, doc_path, path, original_sha256, new_sha256, \
-         applied, error_code, error_message, skipped_because \
-         FROM file_patches WHERE batch_id = ? ORDER BY file_index",
+        "SELECT id, file_patch_id, file_key, file_label, doc_path, path, original_sha256, \
+         new_sha256, applied, error_code, error_message, skipped_because \
+         FROM file_patches WHERE batch = ? ORDER BY file_index",
     )?;
     let mut changes_query = c.prepare_cached(
         "SELECT change_id, change_key, operation, description, after_line, start_line, end_line, \
-         expected_original_lines, new_lines FROM changes WHERE file_patch_id = ? ORDER BY change_index",
+         expected_original_lines, new_lines FROM changes WHERE file_patch = ? ORDER BY change_index",
     )?;
     let mut files = Vec::new();
-    let mut rows = files_query.query([batch_id])?;
+    let mut rows = files_query.query([batch_row])?;
     while let Some(r) = rows.next()? {
-        let file_patch_id: String = r.get(0)?;
+        let file_row: i64 = r.get(0)?;
         let mut changes = Vec::new();
-        let mut change_rows = changes_query.query([&file_patch_id])?;
+        let mut change_rows = changes_query.query([file_row])?;
         while let Some(ch) = change_rows.next()? {
             let line = |i: usize| -> rusqlite::Result<Option<u64>> {
                 // u64 bit for bit (see `line` on the way in).
@@ -471,17 +483,17 @@ fn read_batch(c: &Connection, batch_id: &str) -> Result<Option<StoredBatch>, Rea
             });
         }
         files.push(StoredFilePatch {
-            file_patch_id,
-            file_key: r.get(1)?,
-            file_label: r.get(2)?,
-            doc_path: r.get(3)?,
-            path: r.get(4)?,
-            original_sha256: r.get(5)?,
-            new_sha256: r.get(6)?,
-            applied: r.get(7)?,
-            error_code: r.get(8)?,
-            error_message: r.get(9)?,
-            skipped_because: r.get(10)?,
+            file_patch_id: r.get(1)?,
+            file_key: r.get(2)?,
+            file_label: r.get(3)?,
+            doc_path: r.get(4)?,
+            path: r.get(5)?,
+            original_sha256: r.get(6)?,
+            new_sha256: r.get(7)?,
+            applied: r.get(8)?,
+            error_code: r.get(9)?,
+            error_message: r.get(10)?,
+            skipped_because: r.get(11)?,
             changes,
         });
     }
