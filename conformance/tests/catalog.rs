@@ -54,6 +54,9 @@ const OUT_OF_REACH: &[&str] = &[
     "call_chain: method/invalid_value",
     // grep_file: a file_type that is no ripgrep type name nor `.ext`.
     "grep_file: file_type/invalid_value",
+    // get_patch_change: filePatchId and changeId together (the tool
+    // formats allow no top-level `not`).
+    "get_patch_change: both_ids",
 ];
 
 /// What a tool's own parser says about some params.
@@ -92,6 +95,11 @@ fn verdict(tool: &str, params: &Value, result: &Value) -> Verdict {
         "call_chain" => ide_codes(ide::call_chain::parse(params).err()),
         // Its parser's only refusal is `invalid_params`, and it speaks first.
         "get_patch_change" => match result["error"]["kind"].as_str() {
+            Some("invalid_params")
+                if params["filePatchId"].is_string() && params["changeId"].is_string() =>
+            {
+                vec!["both_ids".to_string()]
+            }
             Some("invalid_params") => vec!["invalid_params".to_string()],
             _ => vec![],
         },

@@ -25,11 +25,8 @@ use crate::tools::{guarded, OpenFs};
 #[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(title = "get_patch_change params")]
-// Not both (`null` counts as absent, as the parser counts it).
-#[schemars(extend("not" = {
-    "required": ["filePatchId", "changeId"],
-    "properties": {"filePatchId": {"type": "string"}, "changeId": {"type": "string"}}
-}))]
+// "Not both filePatchId and changeId" is the parser's alone: the tool
+// formats of the catalog (MCP, OpenAI) allow no top-level `not`.
 pub struct GetPatchChangeParams {
     /// The batch's canonical ID, from a `workspace_write_patch` result.
     #[schemars(regex(pattern = r"^batch-[0-9a-f]{32}$"))]
