@@ -40,7 +40,12 @@ pub struct Case {
     pub tags: Vec<String>,
     /// The workspace and session before the call.
     pub given: Given,
-    /// The tool's params object.
+    /// Calls made in the workspace before `call`, each with its expected
+    /// result; `call` may use their results (multi-step cases,
+    /// [`crate::steps`]). Empty for a single-call case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::steps::Step>,
+    /// The tool's params object (may name the steps' results).
     pub call: Map<String, Value>,
     /// What must come out.
     pub expect: Expect,
@@ -74,6 +79,10 @@ pub struct GivenSession {
     /// Limits set for this call (sent as `session.limits`).
     #[serde(default, skip_serializing_if = "Limits::is_empty")]
     pub limits: Limits,
+    /// Ask the executor to keep a patch store for the case's workspace
+    /// across its calls (sent as `session.keepStore`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_store: bool,
 }
 
 /// A file entry: exact text, or an object with the content as `text` or
@@ -643,12 +652,36 @@ impl Validator {
         }
     }
 
+    /// `steps` (multi-step cases) and the templates of `call` that name them.
+    fn steps(
+        &mut self,
+        steps: Option<&Value>,
+        call: Option<&Value>,
+        expect_result: Option<&Value>,
+    ) {
+        let count = steps.and_then(Value::as_array).map_or(0, Vec::len);
+        let mut problems = steps.map(crate::steps::problems).unwrap_or_default();
+        if let Some(call) = call.filter(|c| c.is_object()) {
+            problems.extend(crate::steps::template_problems("$.call", call, count));
+        }
+        if let Some(result) = expect_result {
+            problems.extend(crate::steps::template_problems(
+                "$.expect.result",
+                result,
+                count,
+            ));
+        }
+        for (at, message) in problems {
+            self.err(&at, message);
+        }
+    }
+
     fn case(&mut self, value: &Value) {
         let Some(map) = self.object(
             "$",
             value,
             &["id", "summary", "spec", "tool", "given", "call", "expect"],
-            &["tags", "$schema"],
+            &["tags", "$schema", "steps"],
         ) else {
             return;
         };
@@ -704,9 +737,15 @@ impl Validator {
                 self.symlinks("$.given.symlinks", g.get("symlinks"));
                 self.tree_conflicts("$.given", g.get("files"), g.get("dirs"), g.get("symlinks"));
                 if let Some(session) = g.get("session") {
-                    if let Some(s) =
-                        self.object("$.given.session", session, &[], &["activeFiles", "limits"])
-                    {
+                    if let Some(s) = self.object(
+                        "$.given.session",
+                        session,
+                        &[],
+                        &["activeFiles", "limits", "keepStore"],
+                    ) {
+                        if s.get("keepStore").is_some_and(|k| !k.is_boolean()) {
+                            self.err("$.given.session.keepStore", "must be a boolean");
+                        }
                         if let Some(limits) = s.get("limits") {
                             if let Some(l) = self.object(
                                 "$.given.session.limits",
@@ -754,6 +793,11 @@ impl Validator {
                 self.err("$.call", "must be an object (the tool's params)");
             }
         }
+        self.steps(
+            map.get("steps"),
+            map.get("call"),
+            map.get("expect").and_then(|e| e.get("result")),
+        );
         if let Some(expect) = map.get("expect") {
             if let Some(e) = self.object(
                 "$.expect",

@@ -74,6 +74,12 @@ pub struct McpArgs {
     /// Expose only the tools that never write.
     #[arg(long)]
     pub read_only: bool,
+    /// The patch store.
+    #[command(flatten)]
+    pub store: crate::engine_store::StoreArgs,
+    /// The events.
+    #[command(flatten)]
+    pub log: crate::logging::LogArgs,
 }
 
 /// `patchspec corpus …`.
@@ -296,6 +302,12 @@ pub struct ExecArgs {
     /// (`ws://HOST:PORT/ws/agent/chat?sessionId=…&projectKey=…`) and serve its TOOL_CALLs.
     #[arg(long, value_name = "URL", conflicts_with = "session")]
     pub connect: Option<String>,
+    /// The patch store.
+    #[command(flatten)]
+    pub store: crate::engine_store::StoreArgs,
+    /// The events.
+    #[command(flatten)]
+    pub log: crate::logging::LogArgs,
 }
 
 /// `patchspec list`.

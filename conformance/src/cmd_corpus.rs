@@ -111,6 +111,22 @@ pub fn render_case(c: &Case) -> String {
             serde_json::to_string(&c.given.session.limits).unwrap_or_default()
         );
     }
+    if c.given.session.keep_store {
+        out.push_str("--- session.keepStore: true\n");
+    }
+    for (i, step) in c.steps.iter().enumerate() {
+        let _ = writeln!(out, "\n== steps[{i}]: {} ==", step.tool);
+        out.push_str(&params_labelled(
+            &step.tool,
+            &serde_json::Value::Object(step.call.clone()),
+            &hash_labels(c),
+        ));
+        out.push_str(&format!("\n== steps[{i}].expect.result ==\n"));
+        out.push_str(&indent(
+            &serde_json::to_string_pretty(&step.expect.result).unwrap_or_default(),
+            "  ",
+        ));
+    }
     out.push_str("\n== call ==\n");
     out.push_str(&params_labelled(
         &c.tool,
@@ -188,6 +204,23 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
     let cfg = RunConfig::default();
     let engine = InProcess::default();
     let runner = Runner::new(&engine, &cfg).map_err(Error::usage)?;
+    // A multi-step case: each step's request, in order (its templates as
+    // written: each names a value of an earlier answer, to paste in).
+    for (i, step) in case.steps.iter().enumerate() {
+        let mut step_case = case.clone();
+        step_case.tool = step.tool.clone();
+        step_case.call = step.call.clone();
+        let mut msg = runner.message(&step_case, &ws);
+        msg.tool_call_id = format!("{}#repro-step-{i}", case.id);
+        std::fs::write(
+            out.join(format!("step-{i}.json")),
+            format!(
+                "{}\n",
+                serde_json::to_string(&msg).expect("a ToolCallMsg serialises")
+            ),
+        )
+        .map_err(io)?;
+    }
     let mut msg = runner.message(case, &ws);
     msg.tool_call_id = format!("{}#repro", case.id);
     let request = out.join("request.json");
@@ -216,6 +249,14 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
         "wrote {} (workspace ws/, request.json, case.json); reproduce with:",
         out.display()
     ));
+    if !case.steps.is_empty() {
+        crate::output::eprintln_quietly(format_args!(
+            "this case has {n} step(s) before its call: send step-0.json … step-{last}.json first, \
+             in order, replacing each {{{{steps.N.result.…}}}} with that value of answer N",
+            n = case.steps.len(),
+            last = case.steps.len() - 1
+        ));
+    }
     writeln!(
         crate::output::stdout(),
         "cd {} && {} < {}",

@@ -57,6 +57,12 @@ pub struct CallArgs {
     /// A JSON file mapping docPath to content: the session's ActiveFiles.
     #[arg(long)]
     pub active_files: Option<PathBuf>,
+    /// The patch store.
+    #[command(flatten)]
+    pub store: crate::engine_store::StoreArgs,
+    /// The events.
+    #[command(flatten)]
+    pub log: crate::logging::LogArgs,
 }
 
 /// `patchspec recover --root DIR`: finish (roll back) an interrupted commit.
@@ -349,6 +355,11 @@ pub fn call(args: &CallArgs) -> i32 {
         }
     }
     let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    args.log.install();
+    if let Err(e) = args.store.open() {
+        return usage(&e.to_string());
+    }
+    session.store = crate::engine_store::for_call(&root, false);
     let outcome = dispatch::call(&ToolCall {
         tool_name: &args.tool,
         params: &params,

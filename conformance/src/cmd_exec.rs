@@ -53,6 +53,8 @@ fn handle(text: &[u8]) -> Reply {
 
 /// Run `patchspec exec`; returns the exit code.
 pub fn exec(args: &ExecArgs) -> Result<i32, Error> {
+    args.log.install();
+    args.store.open()?;
     if let Some(url) = &args.connect {
         return crate::transport::websocket_plugin::serve(url);
     }

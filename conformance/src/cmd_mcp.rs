@@ -25,6 +25,8 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
         tools: args.tools.clone(),
         read_only: args.read_only,
     };
+    args.log.install();
+    args.store.open()?;
     let names = exposed_tools(&options).map_err(Error::usage)?;
     if names.is_empty() {
         return Err(Error::usage(

@@ -87,7 +87,8 @@ pub struct Detail {
     pub files: TreeDiff,
     /// Changes outside the workspace (sentinel, siblings).
     pub outside: TreeDiff,
-    /// For errors: `spawn`, `timeout`, `crash`, `protocol`, `session` or `workspace`.
+    /// For errors: `spawn`, `timeout`, `crash`, `protocol`, `session`, `workspace`
+    /// or `step` (a template naming what an earlier step's result does not have).
     pub error_kind: Option<&'static str>,
     /// For errors and skips: the message.
     pub message: Option<String>,

@@ -91,18 +91,41 @@ impl Judge {
         document: &Value,
         run: &RunUnique,
     ) -> Vec<Mismatch> {
+        let files = expected_files(case);
+        self.document_mismatches(
+            Answered {
+                case: &case.id,
+                tool: &case.tool,
+                pattern: &case.expect.result,
+                files: Some(&files),
+            },
+            success,
+            document,
+            run,
+        )
+    }
+
+    /// [`Judge::case_mismatches`] for one answer of a case: its own call
+    /// (after multi-step templates are resolved) or one of its steps (its
+    /// tool, its pattern, no expected tree: `$sha256Of` fails there).
+    pub fn document_mismatches(
+        self,
+        answered: Answered<'_>,
+        success: bool,
+        document: &Value,
+        run: &RunUnique,
+    ) -> Vec<Mismatch> {
         match self {
-            Judge::Outcome => self.result_mismatches(&case.expect.result, success, document),
+            Judge::Outcome => self.result_mismatches(answered.pattern, success, document),
             Judge::Full => {
-                let files = expected_files(case);
                 let context = Context {
-                    files: Some(&files),
+                    files: answered.files,
                 };
-                let judged = pattern::judge_document(&case.expect.result, document, &context);
+                let judged = pattern::judge_document(answered.pattern, document, &context);
                 let mut out = judged.mismatches;
-                out.extend(run.bind(&case.id, &judged.unique));
+                out.extend(run.bind(answered.case, &judged.unique));
                 out.extend(crate::members::undocumented(
-                    &case.tool,
+                    answered.tool,
                     document,
                     &judged.open,
                 ));
@@ -111,6 +134,21 @@ impl Judge {
             }
         }
     }
+}
+
+/// What one answer is judged against: the case it belongs to, the tool
+/// that answered, the pattern, and the files the case expects (for
+/// `$sha256Of`; `None` for a step).
+#[derive(Clone, Copy, Debug)]
+pub struct Answered<'a> {
+    /// The case's id (the scope of `$unique` bindings).
+    pub case: &'a str,
+    /// The tool that answered (exact mode reads its documented members).
+    pub tool: &'a str,
+    /// The expected result pattern.
+    pub pattern: &'a Value,
+    /// The regular files of the tree the case expects after its call.
+    pub files: Option<&'a BTreeMap<String, Vec<u8>>>,
 }
 
 /// The regular files of the tree `case` expects after its call: its

@@ -52,6 +52,12 @@ pub struct SessionMsg {
     /// Limits the case sets for this call (sent only when one is set).
     #[serde(default, skip_serializing_if = "Limits::is_empty")]
     pub limits: Limits,
+    /// Keep a patch store for this workspace across the calls that ask it,
+    /// so that a later call can read what an earlier one stored
+    /// (`get_patch_change`); sent only when true (docs/protocol.md, "The
+    /// patch store").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_store: bool,
 }
 
 /// `session.limits`: per-call values of an executor's configurable limits.

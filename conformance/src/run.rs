@@ -136,16 +136,15 @@ impl<'a> Runner<'a> {
     /// Why this case will be skipped (the executor's declaration,
     /// `--skip-tool`, `--skip-tag`), or `None` when it will be judged.
     pub fn skip_reason(&self, case: &Case) -> Option<String> {
-        if let Some(tools) = &self.info.tools {
-            if !tools.contains(&case.tool) {
-                return Some(format!(
-                    "the executor does not support tool {:?}",
-                    case.tool
-                ));
+        for tool in case_tools(case) {
+            if let Some(tools) = &self.info.tools {
+                if !tools.iter().any(|t| t == tool) {
+                    return Some(format!("the executor does not support tool {tool:?}"));
+                }
             }
-        }
-        if self.cfg.skip_tools.contains(&case.tool) {
-            return Some(format!("tool {:?} skipped (--skip-tool)", case.tool));
+            if self.cfg.skip_tools.iter().any(|t| t == tool) {
+                return Some(format!("tool {tool:?} skipped (--skip-tool)"));
+            }
         }
         if let Some(tag) = case
             .tags
@@ -162,17 +161,30 @@ impl<'a> Runner<'a> {
 
     /// The `TOOL_CALL` for a case in a workspace.
     pub fn message(&self, case: &Case, workspace: &std::path::Path) -> ToolCallMsg {
+        self.message_for(case, &case.tool, &case.call, workspace)
+    }
+
+    /// The `TOOL_CALL` of one call of a case (a step's, or the case's own
+    /// with its templates resolved).
+    fn message_for(
+        &self,
+        case: &Case,
+        tool: &str,
+        params: &serde_json::Map<String, Value>,
+        workspace: &std::path::Path,
+    ) -> ToolCallMsg {
         let n = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
         ToolCallMsg {
             kind: "TOOL_CALL".into(),
             tool_call_id: format!("{}#{n}", case.id),
-            tool_name: case.tool.clone(),
-            params: Value::Object(case.call.clone()),
+            tool_name: tool.to_string(),
+            params: Value::Object(params.clone()),
             web_socket_session_id: self.session_id.clone(),
             workspace_root: workspace.to_string_lossy().into_owned(),
             session: SessionMsg {
                 active_files: case.given.session.active_files.clone(),
                 limits: case.given.session.limits,
+                keep_store: case.given.session.keep_store,
             },
         }
     }
@@ -226,14 +238,64 @@ impl<'a> Runner<'a> {
         if let Err(e) = dir.arm(self.cfg.jobs == 1) {
             return workspace_error(r, e);
         }
-        let msg = self.message(case, dir.root());
-        r.tool_call_id = msg.tool_call_id.clone();
         let dirs = CallDirs {
             workspace: dir.root(),
             env: dir.env(),
         };
+        let mut step_mismatches = Vec::new();
+        let mut step_results = Vec::new();
+        for (i, step) in case.steps.iter().enumerate() {
+            let failed = |r: &mut CaseResult, kind: &'static str, message: String| {
+                r.detail.error_kind = Some(kind);
+                r.detail.message = Some(format!("steps[{i}] ({}): {message}", step.tool));
+                RawOutcome::Error
+            };
+            let params = match crate::steps::substitute(&step.call, &step_results) {
+                Ok(p) => p,
+                Err(e) => return failed(r, "step", e),
+            };
+            let msg = self.message_for(case, &step.tool, &params, dir.root());
+            let exchange = self.executor.call(&msg, &dirs, self.cfg.timeout);
+            r.stderr.push_str(&exchange.stderr);
+            let answer = match exchange.answer {
+                Ok(a) => a,
+                Err(e) => return failed(r, e.kind(), e.to_string()),
+            };
+            let pattern = match crate::steps::substitute_any(&step.expect.result, &step_results) {
+                Ok(p) => p,
+                Err(e) => return failed(r, "step", format!("expect.result: {e}")),
+            };
+            for mut m in self.cfg.judge.document_mismatches(
+                crate::judge::Answered {
+                    case: &case.id,
+                    tool: &step.tool,
+                    pattern: &pattern,
+                    files: None,
+                },
+                answer.success,
+                &answer.result,
+                &self.unique,
+            ) {
+                m.path = format!("steps[{i}].{}", m.path);
+                step_mismatches.push(m);
+            }
+            step_results.push(answer.result);
+        }
+        let call = match crate::steps::substitute(&case.call, &step_results) {
+            Ok(p) => p,
+            Err(e) => {
+                r.detail.error_kind = Some("step");
+                r.detail.message = Some(format!("call: {e}"));
+                return RawOutcome::Error;
+            }
+        };
+        if !case.steps.is_empty() {
+            r.params = Value::Object(call.clone());
+        }
+        let msg = self.message_for(case, &case.tool, &call, dir.root());
+        r.tool_call_id = msg.tool_call_id.clone();
         let exchange = self.executor.call(&msg, &dirs, self.cfg.timeout);
-        r.stderr = exchange.stderr;
+        r.stderr.push_str(&exchange.stderr);
         let expected = expected_tree(&case.expect);
         let after = dir.check(expected.as_ref(), &self.private);
         let answer = match exchange.answer {
@@ -247,10 +309,27 @@ impl<'a> Runner<'a> {
                 return RawOutcome::Error;
             }
         };
-        let mismatches =
-            self.cfg
-                .judge
-                .case_mismatches(case, answer.success, &answer.result, &self.unique);
+        let pattern = match crate::steps::substitute_any(&case.expect.result, &step_results) {
+            Ok(p) => p,
+            Err(e) => {
+                r.detail.error_kind = Some("step");
+                r.detail.message = Some(format!("expect.result: {e}"));
+                return RawOutcome::Error;
+            }
+        };
+        let files = crate::judge::expected_files(case);
+        let mut mismatches = step_mismatches;
+        mismatches.extend(self.cfg.judge.document_mismatches(
+            crate::judge::Answered {
+                case: &case.id,
+                tool: &case.tool,
+                pattern: &pattern,
+                files: Some(&files),
+            },
+            answer.success,
+            &answer.result,
+            &self.unique,
+        ));
         r.result = Some(answer.result);
         r.success = Some(answer.success);
         let after = match after {
@@ -274,8 +353,16 @@ pub fn known_tools(cases: &[Case]) -> BTreeSet<String> {
     patchspec_engine::dispatch::SUPPORTED_TOOLS
         .iter()
         .map(|t| (*t).to_owned())
-        .chain(cases.iter().map(|c| c.tool.clone()))
+        .chain(cases.iter().flat_map(case_tools).map(str::to_owned))
         .collect()
+}
+
+/// Every tool a case calls: its steps' and its own.
+pub fn case_tools(case: &Case) -> impl Iterator<Item = &str> {
+    case.steps
+        .iter()
+        .map(|s| s.tool.as_str())
+        .chain(std::iter::once(case.tool.as_str()))
 }
 
 /// The known name closest to `name` by edit distance (Levenshtein, ignoring

@@ -54,6 +54,9 @@ const OUT_OF_REACH: &[&str] = &[
     "call_chain: method/invalid_value",
     // grep_file: a file_type that is no ripgrep type name nor `.ext`.
     "grep_file: file_type/invalid_value",
+    // get_patch_change: filePatchId and changeId together (the tool
+    // formats allow no top-level `not`).
+    "get_patch_change: both_ids",
 ];
 
 /// What a tool's own parser says about some params.
@@ -90,6 +93,16 @@ fn verdict(tool: &str, params: &Value, result: &Value) -> Verdict {
         "grep_file" => ide_codes(ide::grep_file::parse(params).err()),
         "apply_change" => ide_codes(ide::apply_change::parse(params).err()),
         "call_chain" => ide_codes(ide::call_chain::parse(params).err()),
+        // Its parser's only refusal is `invalid_params`, and it speaks first.
+        "get_patch_change" => match result["error"]["kind"].as_str() {
+            Some("invalid_params")
+                if params["filePatchId"].is_string() && params["changeId"].is_string() =>
+            {
+                vec!["both_ids".to_string()]
+            }
+            Some("invalid_params") => vec!["invalid_params".to_string()],
+            _ => vec![],
+        },
         other => panic!("no parser verdict for {other}: add the tool here"),
     };
     if codes.is_empty() {

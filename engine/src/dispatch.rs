@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -15,6 +17,12 @@ pub struct Session {
     pub active_files: BTreeMap<String, String>,
     /// Limits the caller sets for this call; absent ones keep their defaults.
     pub limits: Limits,
+    /// Where the writing tools' calls are recorded and `get_patch_change`
+    /// reads them; `None`: nothing is recorded.
+    pub store: Option<Arc<dyn crate::store::PatchStore>>,
+    /// The caller's id of this call (the protocol's `toolCallId`), carried
+    /// by the events and the store; `None`: [`call`] makes one up.
+    pub call_id: Option<String>,
 }
 
 /// Per-call overrides of configurable limits (a conformance runner sets them
@@ -69,7 +77,57 @@ const REGISTERED_NAMES: [&str; crate::tools::REGISTRY.len()] = {
 /// A tool that may write opens the workspace with the writer lock
 /// ([`crate::tools::open_for_writing`]); every tool first recovers an
 /// interrupted commit left by a dead writer (see [`crate::workspace`]).
+///
+/// Around the tool, it emits the call's events ([`crate::events`]) and,
+/// when the session has a store, records every call of a writing tool in
+/// it after the tool ran (a store failure is an event and leaves the
+/// outcome as the tool made it: C-store-write-failure).
 pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
+    let made_up;
+    let call_id = match &call.session.call_id {
+        Some(id) => id.as_str(),
+        None => {
+            made_up = format!("call-{:016x}", fastrand::u64(..));
+            made_up.as_str()
+        }
+    };
+    crate::events::received(call.tool_name, call_id, call.params);
+    let started = Instant::now();
+    let outcome = run(call);
+    let duration = started.elapsed();
+    if let Some(store) = call.session.store.as_deref() {
+        if crate::tools::writes(call.tool_name) {
+            record(store, call, call_id, &outcome, duration);
+        }
+    }
+    crate::events::finished(call.tool_name, call_id, call.params, &outcome, duration);
+    outcome
+}
+
+fn record(
+    store: &dyn crate::store::PatchStore,
+    call: &ToolCall<'_>,
+    call_id: &str,
+    outcome: &ToolOutcome,
+    duration: std::time::Duration,
+) {
+    let started = Instant::now();
+    let recorded = crate::store::RecordedCall {
+        tool: call.tool_name,
+        call_id,
+        params: call.params,
+        outcome,
+        duration,
+    };
+    match store.record(&recorded) {
+        Ok(()) => {
+            crate::events::stored(call.tool_name, call_id, &outcome.result, started.elapsed())
+        }
+        Err(e) => crate::events::store_failed(call.tool_name, call_id, &e.message),
+    }
+}
+
+fn run(call: &ToolCall<'_>) -> ToolOutcome {
     // Recover before anything else, even a call its params will refuse
     // (one lstat when the workspace is clean). A failure here is not
     // reported here: the tool's own open recovers again and reports it in

@@ -2,12 +2,15 @@
 //! come back as that tool's own internal-error result, never take the
 //! executor down. The panic is injected through the filesystem seam
 //! ([`FaultFs::panicking`], handed to every tool by `dispatch::call_with`):
-//! the first filesystem operation of each call panics.
+//! the first filesystem operation of each call panics. `get_patch_change`
+//! reads no file: its panic comes from the store ([`PanickingStore`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use patchspec_engine::dispatch::{call_with, Session, ToolCall, ToolOutcome, SUPPORTED_TOOLS};
 use patchspec_engine::fs::{FaultFs, Fs, RealFs};
+use patchspec_engine::store::{PatchStore, RecordedCall, StoreError, StoredBatch};
 use serde_json::{json, Value};
 
 /// Each tool, params that reach the filesystem, and what its internal error
@@ -35,6 +38,12 @@ fn cases() -> Vec<(&'static str, Value, &'static str, Value)> {
             json!({"path": "new.txt", "content": "x\n"}),
             "/errorCode",
             json!("UnhandledException"),
+        ),
+        (
+            "get_patch_change",
+            json!({"batchId": BATCH}),
+            "/error/kind",
+            json!("internal_error"),
         ),
         (
             "workspace.read_file",
@@ -69,6 +78,33 @@ fn cases() -> Vec<(&'static str, Value, &'static str, Value)> {
     ]
 }
 
+const BATCH: &str = "batch-0123456789abcdef0123456789abcdef";
+
+/// A store that holds one empty batch, or that panics on every read.
+#[derive(Debug)]
+struct PanickingStore {
+    panics: bool,
+}
+
+impl PatchStore for PanickingStore {
+    fn record(&self, _: &RecordedCall<'_>) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn batch(&self, batch_id: &str) -> Result<Option<StoredBatch>, StoreError> {
+        assert!(!self.panics, "injected panic");
+        Ok(Some(StoredBatch {
+            batch_id: batch_id.into(),
+            batch_key: None,
+            batch_label: None,
+            call_id: "c".into(),
+            recorded_at_ms: 0,
+            applied: true,
+            files: Vec::new(),
+        }))
+    }
+}
+
 /// The IDE-plugin tools, registered only with the engine's `ide` feature (on
 /// by default): without it their calls are left out here.
 fn registered(tool: &str) -> bool {
@@ -96,7 +132,12 @@ fn call(tool: &str, params: &Value, root: &Path, panic_at: Option<usize>) -> Too
             None => Box::new(FaultFs::new(&real, |_| true, None)),
         })
     };
-    let session = Session::default();
+    let session = Session {
+        store: Some(Arc::new(PanickingStore {
+            panics: panic_at.is_some(),
+        })),
+        ..Session::default()
+    };
     call_with(
         &ToolCall {
             tool_name: tool,

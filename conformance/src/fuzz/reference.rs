@@ -60,6 +60,7 @@ pub fn given_of(call: &GenCall) -> Given {
             limits: Limits {
                 create_file_max_bytes: call.create_file_max_bytes,
             },
+            keep_store: false,
         },
     }
 }
@@ -213,9 +214,16 @@ impl Reference {
         let session = SessionMsg {
             active_files: given.session.active_files.clone(),
             limits: given.session.limits,
+            keep_store: false,
         };
-        let outcome = run_engine(tool, &Value::Object(call.clone()), dir.root(), &session)
-            .map_err(ReferenceError)?;
+        let outcome = run_engine(
+            tool,
+            &Value::Object(call.clone()),
+            dir.root(),
+            &session,
+            None,
+        )
+        .map_err(ReferenceError)?;
         let after = snapshot(dir.root())?;
         let (files, dirs, symlinks) = expect_tree(&before, &after);
         let mut result = expectation(tool, &outcome.result);
@@ -227,6 +235,7 @@ impl Reference {
         Ok(Case {
             id,
             summary,
+            steps: Vec::new(),
             spec: vec![spec_of(tool).to_string()],
             tool: tool.to_string(),
             tags,

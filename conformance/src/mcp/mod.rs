@@ -260,7 +260,7 @@ impl ServerHandler for EngineServer {
         // commit), and which the runtime waits for before the process exits.
         let outcome = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
-            run_engine(&name, &params, &root, &session).map(|o| (o, started.elapsed()))
+            run_engine(&name, &params, &root, &session, None).map(|o| (o, started.elapsed()))
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the engine call failed: {e}"), None))?

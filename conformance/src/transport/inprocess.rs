@@ -58,12 +58,15 @@ pub fn run_engine(
     params: &serde_json::Value,
     workspace_root: &Path,
     session: &SessionMsg,
+    call_id: Option<&str>,
 ) -> Result<ToolOutcome, String> {
     let session = EngineSession {
         active_files: session.active_files.clone(),
         limits: EngineLimits {
             create_file_max_bytes: session.limits.create_file_max_bytes,
         },
+        store: crate::engine_store::for_call(workspace_root, session.keep_store),
+        call_id: call_id.map(str::to_string),
     };
     let call = ToolCall {
         tool_name,
@@ -87,7 +90,13 @@ pub fn run_engine(
 pub fn answer(msg: &ToolCallMsg) -> Result<ToolResultMsg, String> {
     let started = Instant::now();
     let root = PathBuf::from(&msg.workspace_root);
-    let outcome = run_engine(&msg.tool_name, &msg.params, &root, &msg.session)?;
+    let outcome = run_engine(
+        &msg.tool_name,
+        &msg.params,
+        &root,
+        &msg.session,
+        Some(&msg.tool_call_id),
+    )?;
     Ok(ToolResultMsg {
         kind: "TOOL_RESULT".into(),
         data: ToolResultData {

@@ -22,7 +22,7 @@
 //! `isError` is `data.success` negated, and the first text block of an
 //! error is its message. A JSON-RPC error answer, a result with no document,
 //! a server that exits or hangs are `error` outcomes, never `fail`. Session
-//! state (ActiveFiles, `session.limits`) goes in the request's
+//! state (ActiveFiles, `session.limits`, `session.keepStore`) goes in the request's
 //! `_meta["dev.patchspec/session"]` ([`crate::mcp::SESSION_META_KEY`]).
 //!
 //! Bounds: the per-case timeout covers the start, the handshake and the
@@ -277,7 +277,10 @@ async fn connect(
 
 /// The `_meta` of a `tools/call` for `msg`: its session state, when it has any.
 fn call_meta(msg: &ToolCallMsg) -> Option<RequestMetaObject> {
-    if msg.session.active_files.is_empty() && msg.session.limits.is_empty() {
+    if msg.session.active_files.is_empty()
+        && msg.session.limits.is_empty()
+        && !msg.session.keep_store
+    {
         return None;
     }
     let session = serde_json::to_value(&msg.session).ok()?;

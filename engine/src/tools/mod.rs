@@ -57,7 +57,7 @@ pub mod wire;
 
 #[cfg(feature = "ide")]
 use ide::{apply_change, call_chain, grep_file};
-use tul::{apply_patch, create_file, read_file, write_patch};
+use tul::{apply_patch, create_file, get_patch_change, read_file, write_patch};
 
 /// Directory names that are build output or dependency caches: never entered
 /// by the IDE tools' workspace walk, at any depth (C-ide-walk), nor by the
@@ -166,6 +166,16 @@ pub const REGISTRY: &[ToolEntry] = &[
         side: Side::Server,
         params_schema: schema_of::<read_file::ReadFileArgs>,
         result_schema: schema_of::<read_file::ReadFileDocument<'static>>,
+    },
+    ToolEntry {
+        name: "get_patch_change",
+        summary: "a stored workspace_write_patch batch, file patch or change by ID, with its unified diff",
+        writes: false,
+        run: get_patch_change::run_with,
+        description: description!("get_patch_change"),
+        side: Side::Server,
+        params_schema: schema_of::<get_patch_change::GetPatchChangeParams>,
+        result_schema: schema_of::<get_patch_change::GetPatchChangeDocument>,
     },
     #[cfg(feature = "ide")]
     ToolEntry {

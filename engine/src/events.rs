@@ -1,0 +1,203 @@
+//! The structured events of a tool call (TUL-002 §9, TUL-004 §6), emitted
+//! through `tracing` under the target [`TARGET`]: [`crate::dispatch::call`]
+//! is the one place that emits them, so every transport logs alike. Each
+//! event carries an `event` field (its name, e.g. `Tool.Call.Received`),
+//! the `tool` and the `call_id`; the list with every field is in
+//! docs/tools.md ("Events"). Without a subscriber (a library user, `patchspec
+//! apply`) they cost one relaxed atomic load each.
+//!
+//! Every call emits `Tool.Call.Received` first and then exactly one of
+//! `Tool.Call.Executed` (success) and `Tool.Call.Error` (failure).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::dispatch::ToolOutcome;
+
+/// The `tracing` target of every event.
+pub const TARGET: &str = "patchspec::events";
+
+/// Milliseconds, with microseconds as the fraction.
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn array_len(v: Option<&Value>) -> usize {
+    v.and_then(Value::as_array).map_or(0, Vec::len)
+}
+
+/// The call arrived (and, per tool, its §9 / §6.1 start event).
+pub fn received(tool: &str, call_id: &str, params: &Value) {
+    tracing::info!(target: TARGET, event = "Tool.Call.Received", tool, call_id);
+    match tool {
+        "workspace_write_patch" => {
+            let files = params.get("files").and_then(Value::as_array);
+            let changes: usize = files.map_or(0, |files| {
+                files.iter().map(|f| array_len(f.get("changes"))).sum()
+            });
+            tracing::info!(
+                target: TARGET,
+                event = "Tool.WritePatch.BatchReceived",
+                tool,
+                call_id,
+                files = files.map_or(0, Vec::len),
+                changes,
+            );
+        }
+        "workspace_create_file" => {
+            let path = params.get("path").and_then(Value::as_str).unwrap_or("");
+            let overwrite = params
+                .get("overwrite")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            tracing::info!(
+                target: TARGET,
+                event = "Tool.CreateFile.Forwarded",
+                tool,
+                call_id,
+                path,
+                overwrite,
+            );
+        }
+        _ => {}
+    }
+}
+
+/// The first error's code of a result document, whichever tool's shape it has.
+fn error_code(result: &Value) -> Option<&str> {
+    let first_error = result
+        .get("errors")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first());
+    result
+        .get("errorCode")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            first_error
+                .and_then(|e| e.get("code"))
+                .and_then(Value::as_str)
+        })
+        .or_else(|| {
+            result
+                .get("error")
+                .and_then(|e| e.get("kind").or_else(|| e.get("code")))
+                .and_then(Value::as_str)
+        })
+}
+
+/// The call finished: its per-tool events, then `Tool.Call.Executed` or
+/// `Tool.Call.Error`.
+pub fn finished(
+    tool: &str,
+    call_id: &str,
+    params: &Value,
+    outcome: &ToolOutcome,
+    duration: Duration,
+) {
+    let result = &outcome.result;
+    let code = error_code(result).unwrap_or("");
+    let duration_ms = millis(duration);
+    if tool == "workspace_create_file" {
+        let size_bytes = result.get("sizeBytes").and_then(Value::as_u64).unwrap_or(0);
+        let hash = result.get("hash").and_then(Value::as_str).unwrap_or("");
+        let path = result.get("path").and_then(Value::as_str).unwrap_or("");
+        let overwrite = params
+            .get("overwrite")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let success = outcome.success;
+        tracing::info!(
+            target: TARGET,
+            event = "Tool.CreateFile.Executed",
+            tool, call_id, path, overwrite, success, error_code = code, size_bytes, hash, duration_ms,
+        );
+        tracing::info!(
+            target: TARGET,
+            event = "Tool.CreateFile.ResultReceived",
+            tool, call_id, success, error_code = code, size_bytes, hash,
+        );
+    }
+    if tool == "workspace_write_patch" && !outcome.success {
+        let errors = result.get("errors").and_then(Value::as_array);
+        let validation_failures = if result.get("result").is_some_and(Value::is_null) {
+            array_len(result.get("errors"))
+        } else {
+            0
+        };
+        let doc_path = errors
+            .and_then(|e| e.iter().find_map(|e| e.get("docPath")))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        tracing::warn!(
+            target: TARGET,
+            event = "Tool.WritePatch.Error",
+            tool,
+            call_id,
+            batch_id = batch_id(result).unwrap_or(""),
+            reason = outcome.error.as_deref().unwrap_or(""),
+            error_code = code,
+            doc_path,
+            validation_failures,
+        );
+    }
+    if outcome.success {
+        tracing::info!(
+            target: TARGET,
+            event = "Tool.Call.Executed",
+            tool,
+            call_id,
+            success = true,
+            duration_ms,
+        );
+    } else {
+        tracing::warn!(
+            target: TARGET,
+            event = "Tool.Call.Error",
+            tool,
+            call_id,
+            success = false,
+            error_code = code,
+            reason = outcome.error.as_deref().unwrap_or(""),
+            duration_ms,
+        );
+    }
+}
+
+/// A `workspace_write_patch` result's `batchId`, when it has one.
+pub fn batch_id(result: &Value) -> Option<&str> {
+    result
+        .get("result")
+        .and_then(|r| r.get("batchId"))
+        .and_then(Value::as_str)
+}
+
+/// The store recorded the call (for a batch: TUL-002 §9's "batch stored").
+pub fn stored(tool: &str, call_id: &str, result: &Value, duration: Duration) {
+    let duration_ms = millis(duration);
+    if let Some(batch_id) = batch_id(result).filter(|_| tool == "workspace_write_patch") {
+        let files = result
+            .get("result")
+            .and_then(|r| r.get("files"))
+            .and_then(Value::as_array);
+        let changes: usize =
+            files.map_or(0, |f| f.iter().map(|f| array_len(f.get("changes"))).sum());
+        tracing::info!(
+            target: TARGET,
+            event = "Tool.WritePatch.BatchStored",
+            tool,
+            call_id,
+            batch_id,
+            files = files.map_or(0, Vec::len),
+            changes,
+            duration_ms,
+        );
+    }
+    tracing::info!(target: TARGET, event = "Store.Recorded", tool, call_id, duration_ms);
+}
+
+/// The store could not record the call; the tool's effect stands
+/// (docs/clarifications.md C-store-write-failure).
+pub fn store_failed(tool: &str, call_id: &str, reason: &str) {
+    tracing::error!(target: TARGET, event = "Store.WriteFailed", tool, call_id, reason);
+}

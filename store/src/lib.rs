@@ -1,0 +1,512 @@
+//! patchspec-store: the engine's [`PatchStore`] on an embedded SQLite file — every writing tool call recorded, `workspace_write_patch` batches read back by ID.
+//!
+//! One file holds everything (with SQLite's `-wal` and `-shm` beside it).
+//! [`SqliteStore::open`] refuses, without writing a byte, a file that is
+//! not an SQLite database, an SQLite database of another application, or
+//! a store of a newer schema; it creates a missing or empty file and
+//! brings an older schema up to date ([`MIGRATIONS`], counted by `PRAGMA
+//! user_version`, marked as ours by `PRAGMA application_id`).
+//!
+//! What is stored (schema in [`MIGRATIONS`]): one `calls` row per call of a
+//! writing tool (tool, call id, time, duration, success, the result
+//! document); for `workspace_write_patch` the batch (by its canonical ID),
+//! its file patches and its changes in their own tables, appended in rowid
+//! order and found through their batch, so recording a batch of N changes
+//! touches O(N / rows per page) pages whatever the store's size. Each call
+//! is one `BEGIN IMMEDIATE` transaction; the journal is WAL with
+//! `synchronous = NORMAL` (a committed call survives a crash of the
+//! process; the last ones may be lost on a power cut) and a busy timeout,
+//! so several processes can share one store. Nothing is ever deleted
+//! (docs/clarifications.md C-store-retention).
+//!
+//! Reading never panics on what the file holds: a row of the wrong type, a
+//! malformed JSON array or an impossible value is a [`StoreError`] (the
+//! proptest in `tests/corrupt.rs` writes such rows).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use patchspec_engine::store::{
+    PatchStore, RecordedCall, StoreError, StoredBatch, StoredChange, StoredFilePatch,
+};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde_json::Value;
+
+/// `PRAGMA application_id` of a patchspec store: "PSTR".
+pub const APPLICATION_ID: i32 = 0x5053_5452;
+
+/// How long a write waits for another process's transaction to end.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema, one migration per version: `MIGRATIONS[i]` takes a store
+/// from `user_version` i to i + 1. Append only.
+pub const MIGRATIONS: &[&str] = &["
+CREATE TABLE calls (
+    id INTEGER PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    recorded_at_ms INTEGER NOT NULL,
+    duration_us INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    -- the params as sent; for a workspace_write_patch batch that passed
+    -- validation NULL (the batch tables hold the request)
+    params TEXT,
+    -- the result document; for a workspace_write_patch batch that passed
+    -- validation its `errors` only (the batch tables hold the rest)
+    result TEXT NOT NULL
+);
+-- Rows are appended in rowid order and found through their batch: the one
+-- random-keyed index is batches.batch_id, one entry per call. File patch
+-- and change IDs are looked up inside their batch (get_patch_change always
+-- names it), so a 1,000-change batch dirties a few pages, not 1,000.
+CREATE TABLE batches (
+    id INTEGER PRIMARY KEY,
+    batch_id TEXT NOT NULL UNIQUE,
+    call INTEGER NOT NULL REFERENCES calls(id),
+    batch_key TEXT,
+    batch_label TEXT,
+    applied INTEGER NOT NULL
+);
+CREATE TABLE file_patches (
+    id INTEGER PRIMARY KEY,
+    batch INTEGER NOT NULL REFERENCES batches(id),
+    file_index INTEGER NOT NULL,
+    file_patch_id TEXT NOT NULL,
+    file_key TEXT,
+    file_label TEXT,
+    doc_path TEXT NOT NULL,
+    path TEXT,
+    original_sha256 TEXT NOT NULL,
+    new_sha256 TEXT,
+    applied INTEGER NOT NULL,
+    error_code TEXT,
+    error_message TEXT,
+    skipped_because TEXT
+);
+CREATE INDEX file_patches_by_batch ON file_patches(batch, file_index);
+CREATE TABLE changes (
+    id INTEGER PRIMARY KEY,
+    file_patch INTEGER NOT NULL REFERENCES file_patches(id),
+    change_index INTEGER NOT NULL,
+    change_id TEXT NOT NULL,
+    change_key TEXT,
+    operation TEXT NOT NULL,
+    description TEXT,
+    -- line numbers are u64 stored bit for bit in SQLite's i64
+    after_line INTEGER,
+    start_line INTEGER,
+    end_line INTEGER,
+    -- JSON arrays of strings
+    expected_original_lines TEXT,
+    new_lines TEXT
+);
+CREATE INDEX changes_by_file_patch ON changes(file_patch, change_index);
+"];
+
+/// The schema version this build writes.
+pub fn schema_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// The SQLite store. One connection, used by one call at a time (calls of
+/// one process are serialized here; other processes by SQLite's locks).
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+}
+
+fn fail(path: &Path, what: impl std::fmt::Display) -> StoreError {
+    StoreError {
+        message: format!("store {}: {what}", path.display()),
+    }
+}
+
+/// What an existing file at the store's path is.
+fn check_header(path: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    let metadata = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(fail(path, e)),
+    };
+    if !metadata.is_file() {
+        return Err(fail(path, "not a regular file"));
+    }
+    let mut header = Vec::with_capacity(16);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(16).read_to_end(&mut header))
+        .map_err(|e| fail(path, e))?;
+    if !header.is_empty() && header != b"SQLite format 3\0" {
+        return Err(fail(
+            path,
+            "not a patchspec store (not an SQLite database); it was left untouched",
+        ));
+    }
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Open the store at `path`, creating it when the file is missing or
+    /// empty; refuse anything else that is not a patchspec store of this
+    /// schema or an older one, leaving it untouched.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        check_header(path)?;
+        let connection = Connection::open(path).map_err(|e| fail(path, e))?;
+        connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| fail(path, e))?;
+        // Read-only checks first: nothing is written to a file that fails them.
+        let corrupt = |e: rusqlite::Error| {
+            fail(
+                path,
+                format!("not a usable patchspec store ({e}); it was left untouched"),
+            )
+        };
+        let identify = |c: &Connection| -> Result<(i32, i64, i64), rusqlite::Error> {
+            let app: i32 = c.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+            let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let tables: i64 =
+                c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            Ok((app, version, tables))
+        };
+        let check = |(app, version, tables): (i32, i64, i64)| -> Result<(), StoreError> {
+            if app != APPLICATION_ID && (app != 0 || tables > 0 || version != 0) {
+                return Err(fail(
+                    path,
+                    format!(
+                        "an SQLite database of another application (application_id {app:#x}), \
+                         not a patchspec store; it was left untouched"
+                    ),
+                ));
+            }
+            if version > schema_version() {
+                return Err(fail(
+                    path,
+                    format!(
+                        "written by a newer patchspec (schema {version}; this one knows up to {}); \
+                         it was left untouched",
+                        schema_version()
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        check(identify(&connection).map_err(corrupt)?)?;
+        connection
+            .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .map_err(corrupt)?;
+        connection
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .map_err(corrupt)?;
+        let mut connection = connection;
+        // Migrate under the write lock; another process may have done it
+        // meanwhile, so look again inside the transaction.
+        let tx = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| fail(path, e))?;
+        let identity = identify(&tx).map_err(corrupt)?;
+        check(identity)?;
+        let version = identity.1;
+        if version < schema_version() {
+            for migration in &MIGRATIONS[version.max(0) as usize..] {
+                tx.execute_batch(migration).map_err(|e| fail(path, e))?;
+            }
+            tx.execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
+                schema_version()
+            ))
+            .map_err(|e| fail(path, e))?;
+        }
+        tx.commit().map_err(|e| fail(path, e))?;
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// Where the store is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while the lock was held left no half-done transaction
+        // behind (rusqlite rolls back on drop), so the connection is usable.
+        self.connection
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many calls the store holds.
+    pub fn call_count(&self) -> Result<u64, StoreError> {
+        self.connection()
+            .query_row("SELECT count(*) FROM calls", [], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| fail(&self.path, e))
+    }
+}
+
+fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn line(v: &Value, key: &str) -> Option<i64> {
+    // u64 bit for bit: the validator accepts line numbers above i64::MAX.
+    v.get(key).and_then(Value::as_u64).map(|n| n as i64)
+}
+
+fn lines(v: &Value, key: &str) -> Option<String> {
+    v.get(key).filter(|l| l.is_array()).map(Value::to_string)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn insert_batch(
+    tx: &rusqlite::Transaction<'_>,
+    call: i64,
+    batch: &Value,
+    applied: bool,
+) -> rusqlite::Result<()> {
+    let batch_id = text(batch, "batchId").unwrap_or_default();
+    tx.prepare_cached(
+        "INSERT INTO batches (batch_id, call, batch_key, batch_label, applied) VALUES (?, ?, ?, ?, ?)",
+    )?
+    .execute(params![
+        batch_id,
+        call,
+        text(batch, "batchKey"),
+        text(batch, "batchLabel"),
+        applied
+    ])?;
+    let batch_row = tx.last_insert_rowid();
+    let mut file_insert = tx.prepare_cached(
+        "INSERT INTO file_patches (file_patch_id, batch, file_index, file_key, file_label, \
+         doc_path, path, original_sha256, new_sha256, applied, error_code, error_message, \
+         skipped_because) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )?;
+    let mut change_insert = tx.prepare_cached(
+        "INSERT INTO changes (change_id, file_patch, change_index, change_key, operation, \
+         description, after_line, start_line, end_line, expected_original_lines, new_lines) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )?;
+    let no_items = Vec::new();
+    let files = batch
+        .get("files")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_items);
+    for (i, file) in files.iter().enumerate() {
+        let file_patch_id = text(file, "filePatchId").unwrap_or_default();
+        let error = file.get("error");
+        file_insert.execute(params![
+            file_patch_id,
+            batch_row,
+            i as i64,
+            text(file, "fileKey"),
+            text(file, "fileLabel"),
+            text(file, "docPath").unwrap_or_default(),
+            text(file, "path"),
+            text(file, "originalSha256").unwrap_or_default(),
+            text(file, "newSha256"),
+            file.get("applied")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            error.and_then(|e| text(e, "code")),
+            error.and_then(|e| text(e, "message")),
+            text(file, "skippedBecause"),
+        ])?;
+        let file_row = tx.last_insert_rowid();
+        let changes = file
+            .get("changes")
+            .and_then(Value::as_array)
+            .unwrap_or(&no_items);
+        for (j, change) in changes.iter().enumerate() {
+            change_insert.execute(params![
+                text(change, "changeId").unwrap_or_default(),
+                file_row,
+                j as i64,
+                text(change, "changeKey"),
+                text(change, "operation").unwrap_or_default(),
+                text(change, "description"),
+                line(change, "afterLine"),
+                line(change, "startLine"),
+                line(change, "endLine"),
+                lines(change, "expectedOriginalLines"),
+                lines(change, "newLines"),
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+impl PatchStore for SqliteStore {
+    fn record(&self, call: &RecordedCall<'_>) -> Result<(), StoreError> {
+        let document = &call.outcome.result;
+        let batch = (call.tool == "workspace_write_patch")
+            .then(|| document.get("result").filter(|r| r.is_object()))
+            .flatten();
+        let (params, result) = match batch {
+            Some(_) => (
+                None,
+                document
+                    .get("errors")
+                    .cloned()
+                    .unwrap_or(Value::Array(Vec::new()))
+                    .to_string(),
+            ),
+            None => (Some(call.params.to_string()), document.to_string()),
+        };
+        let mut connection = self.connection();
+        let write = |connection: &mut Connection| -> rusqlite::Result<()> {
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.prepare_cached(
+                "INSERT INTO calls (call_id, tool, recorded_at_ms, duration_us, success, params, result) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )?
+            .execute(params![
+                call.call_id,
+                call.tool,
+                now_ms(),
+                call.duration.as_micros().min(i64::MAX as u128) as i64,
+                call.outcome.success,
+                params,
+                result
+            ])?;
+            if let Some(batch) = batch {
+                let id = tx.last_insert_rowid();
+                insert_batch(&tx, id, batch, call.outcome.success)?;
+            }
+            tx.commit()
+        };
+        write(&mut connection).map_err(|e| fail(&self.path, e))
+    }
+
+    fn batch(&self, batch_id: &str) -> Result<Option<StoredBatch>, StoreError> {
+        let connection = self.connection();
+        read_batch(&connection, batch_id).map_err(|e| fail(&self.path, e))
+    }
+}
+
+/// Why a stored row cannot be read back.
+#[derive(Debug)]
+enum ReadError {
+    Sql(rusqlite::Error),
+    Bad(String),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Sql(e) => write!(f, "{e}"),
+            ReadError::Bad(what) => write!(f, "a stored row is malformed: {what}"),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ReadError {
+    fn from(e: rusqlite::Error) -> Self {
+        ReadError::Sql(e)
+    }
+}
+
+fn string_array(raw: Option<String>, what: &str) -> Result<Option<Vec<String>>, ReadError> {
+    raw.map(|raw| {
+        serde_json::from_str::<Vec<String>>(&raw)
+            .map_err(|e| ReadError::Bad(format!("{what} is not a JSON array of strings: {e}")))
+    })
+    .transpose()
+}
+
+fn unsigned(n: i64, what: &str) -> Result<u64, ReadError> {
+    u64::try_from(n).map_err(|_| ReadError::Bad(format!("{what} is negative ({n})")))
+}
+
+fn read_batch(c: &Connection, batch_id: &str) -> Result<Option<StoredBatch>, ReadError> {
+    let head = c
+        .prepare_cached(
+            "SELECT b.id, b.batch_key, b.batch_label, b.applied, c.call_id, c.recorded_at_ms \
+             FROM batches b JOIN calls c ON c.id = b.call WHERE b.batch_id = ?",
+        )?
+        .query_row([batch_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, bool>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })
+        .optional()?;
+    let Some((batch_row, batch_key, batch_label, applied, call_id, recorded_at_ms)) = head else {
+        return Ok(None);
+    };
+    let mut files_query = c.prepare_cached(
+        "SELECT id, file_patch_id, file_key, file_label, doc_path, path, original_sha256, \
+         new_sha256, applied, error_code, error_message, skipped_because \
+         FROM file_patches WHERE batch = ? ORDER BY file_index",
+    )?;
+    let mut changes_query = c.prepare_cached(
+        "SELECT change_id, change_key, operation, description, after_line, start_line, end_line, \
+         expected_original_lines, new_lines FROM changes WHERE file_patch = ? ORDER BY change_index",
+    )?;
+    let mut files = Vec::new();
+    let mut rows = files_query.query([batch_row])?;
+    while let Some(r) = rows.next()? {
+        let file_row: i64 = r.get(0)?;
+        let mut changes = Vec::new();
+        let mut change_rows = changes_query.query([file_row])?;
+        while let Some(ch) = change_rows.next()? {
+            let line = |i: usize| -> rusqlite::Result<Option<u64>> {
+                // u64 bit for bit (see `line` on the way in).
+                Ok(ch.get::<_, Option<i64>>(i)?.map(|n| n as u64))
+            };
+            let operation: String = ch.get(2)?;
+            if !matches!(operation.as_str(), "insert" | "replace" | "delete") {
+                return Err(ReadError::Bad(format!("unknown operation {operation:?}")));
+            }
+            changes.push(StoredChange {
+                change_id: ch.get(0)?,
+                change_key: ch.get(1)?,
+                operation,
+                description: ch.get(3)?,
+                after_line: line(4)?,
+                start_line: line(5)?,
+                end_line: line(6)?,
+                expected_original_lines: string_array(ch.get(7)?, "expectedOriginalLines")?,
+                new_lines: string_array(ch.get(8)?, "newLines")?,
+            });
+        }
+        files.push(StoredFilePatch {
+            file_patch_id: r.get(1)?,
+            file_key: r.get(2)?,
+            file_label: r.get(3)?,
+            doc_path: r.get(4)?,
+            path: r.get(5)?,
+            original_sha256: r.get(6)?,
+            new_sha256: r.get(7)?,
+            applied: r.get(8)?,
+            error_code: r.get(9)?,
+            error_message: r.get(10)?,
+            skipped_because: r.get(11)?,
+            changes,
+        });
+    }
+    Ok(Some(StoredBatch {
+        batch_id: batch_id.to_string(),
+        batch_key,
+        batch_label,
+        call_id,
+        recorded_at_ms: unsigned(recorded_at_ms, "recorded_at_ms")?,
+        applied,
+        files,
+    }))
+}
+
+#[cfg(test)]
+mod tests;
