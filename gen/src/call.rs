@@ -480,7 +480,9 @@ mod tests {
                 .unwrap_or("")
                 .to_string()
         };
-        let shapes: [(&str, &dyn Fn(&GenCall) -> bool, usize); 9] = [
+        /// A shape's name, its test, and how many of the calls at least have it.
+        type Shape<'a> = (&'a str, &'a dyn Fn(&GenCall) -> bool, usize);
+        let shapes: [Shape<'_>; 9] = [
             ("symlinks", &|c| !c.symlinks.is_empty(), 100),
             ("crlf", &|c| c.tags().contains(&"crlf".to_string()), 100),
             ("move", &|c| patch(c).contains("*** Move"), 50),
