@@ -193,7 +193,17 @@ impl SqliteStore {
             }
             Ok(())
         };
-        check(identify(&connection).map_err(corrupt)?)?;
+        // One read transaction for the three reads: read one by one, they
+        // could straddle another process's first migration and see its
+        // tables (or version) without its application_id yet, and refuse a
+        // store that is being created (found by two_processes_write_one_store_at_once).
+        let first = {
+            let snapshot = connection.unchecked_transaction().map_err(corrupt)?;
+            let identity = identify(&snapshot).map_err(corrupt)?;
+            snapshot.rollback().map_err(corrupt)?;
+            identity
+        };
+        check(first)?;
         connection
             .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
             .map_err(corrupt)?;

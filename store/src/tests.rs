@@ -253,3 +253,25 @@ fn a_failed_store_write_leaves_the_tool_result_as_it_was() {
     // The whole call's transaction was rolled back: no half-recorded batch.
     assert_eq!(store.call_count().unwrap(), 0);
 }
+
+/// Many openers racing on one new store: each sees either no store yet or
+/// the whole first migration, never its tables without its application_id
+/// (the three identifying reads are one snapshot). Before that, an opener
+/// could refuse the store another was creating as "another application's".
+#[test]
+fn openers_racing_on_a_new_store_all_get_it() {
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("race-{round}.db"));
+        let opened: Vec<_> = (0..6)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || SqliteStore::open(&path).map(|_| ()))
+            })
+            .collect();
+        for (i, t) in opened.into_iter().enumerate() {
+            let result = t.join().expect("the opener does not panic");
+            assert!(result.is_ok(), "round {round}, opener {i}: {result:?}");
+        }
+    }
+}
