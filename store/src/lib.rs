@@ -123,6 +123,39 @@ fn fail(path: &Path, what: impl std::fmt::Display) -> StoreError {
     }
 }
 
+/// Why one attempt to open a store failed: busy (another connection holds
+/// a lock it would not wait for; retried) or for good.
+enum Opening {
+    Busy(StoreError),
+    Failed(StoreError),
+}
+
+impl Opening {
+    fn of(path: &Path, e: rusqlite::Error) -> Opening {
+        let busy = is_busy(&e);
+        let e = fail(path, e);
+        if busy {
+            Opening::Busy(e)
+        } else {
+            Opening::Failed(e)
+        }
+    }
+}
+
+/// SQLite's "busy" or "locked": another connection holds a lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+impl From<StoreError> for Opening {
+    fn from(e: StoreError) -> Opening {
+        Opening::Failed(e)
+    }
+}
+
 /// What an existing file at the store's path is.
 fn check_header(path: &Path) -> Result<(), StoreError> {
     use std::io::Read;
@@ -152,17 +185,41 @@ impl SqliteStore {
     /// empty; refuse anything else that is not a patchspec store of this
     /// schema or an older one, leaving it untouched.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        // Several processes may open (and create) one store at once. SQLite
+        // waits for a lock inside a statement (the busy timeout), but some
+        // steps of opening answer "locked" at once instead (switching a new
+        // file to WAL while another connection reads it): those are retried
+        // until the same timeout has passed.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match Self::open_once(path) {
+                Ok(store) => return Ok(store),
+                Err(Opening::Busy(_)) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(Opening::Busy(e) | Opening::Failed(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// One attempt of [`SqliteStore::open`].
+    fn open_once(path: &Path) -> Result<SqliteStore, Opening> {
+        let sql = |e: rusqlite::Error| Opening::of(path, e);
         check_header(path)?;
-        let connection = Connection::open(path).map_err(|e| fail(path, e))?;
-        connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| fail(path, e))?;
+        let connection = Connection::open(path).map_err(sql)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         // Read-only checks first: nothing is written to a file that fails them.
         let corrupt = |e: rusqlite::Error| {
-            fail(
+            let busy = is_busy(&e);
+            let e = fail(
                 path,
                 format!("not a usable patchspec store ({e}); it was left untouched"),
-            )
+            );
+            if busy {
+                Opening::Busy(e)
+            } else {
+                Opening::Failed(e)
+            }
         };
         let identify = |c: &Connection| -> Result<(i32, i64, i64), rusqlite::Error> {
             let app: i32 = c.query_row("PRAGMA application_id", [], |r| r.get(0))?;
@@ -215,21 +272,21 @@ impl SqliteStore {
         // meanwhile, so look again inside the transaction.
         let tx = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| fail(path, e))?;
+            .map_err(sql)?;
         let identity = identify(&tx).map_err(corrupt)?;
         check(identity)?;
         let version = identity.1;
         if version < schema_version() {
             for migration in &MIGRATIONS[version.max(0) as usize..] {
-                tx.execute_batch(migration).map_err(|e| fail(path, e))?;
+                tx.execute_batch(migration).map_err(sql)?;
             }
             tx.execute_batch(&format!(
                 "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
                 schema_version()
             ))
-            .map_err(|e| fail(path, e))?;
+            .map_err(sql)?;
         }
-        tx.commit().map_err(|e| fail(path, e))?;
+        tx.commit().map_err(sql)?;
         Ok(SqliteStore {
             path: path.to_path_buf(),
             connection: Mutex::new(connection),
