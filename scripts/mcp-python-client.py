@@ -10,7 +10,7 @@ Three connections to three fresh workspaces: stdio with the `initialize`
 handshake (mode="legacy", revision 2025-11-25), stdio with the SDK's
 default negotiation (server/discover, revision 2026-07-28), and Streamable
 HTTP (`patchspec mcp --listen 127.0.0.1:0`). On each: list the tools (the
-eight names, each with an inputSchema and an outputSchema), apply a patch
+nine names, each with an inputSchema and an outputSchema), apply a patch
 (structuredContent, and the file on disk), have one refused (isError, the
 reason in the text, the file unchanged), and read a file with
 workspace.read_file. Then a --read-only server must list only the tools
@@ -40,8 +40,9 @@ EXPECTED_TOOLS = {
     "grep_file",
     "apply_change",
     "call_chain",
+    "get_patch_change",
 }
-READ_ONLY_TOOLS = {"workspace.read_file", "read_file", "grep_file", "call_chain"}
+READ_ONLY_TOOLS = {"workspace.read_file", "read_file", "grep_file", "call_chain", "get_patch_change"}
 
 ORIGINAL = "def greet(name):\n    return 'hello ' + name\n"
 APPLIES = (
@@ -87,7 +88,7 @@ async def exercise(label: str, client: Client, workspace: Path) -> None:
     check(f"{label}: protocol revision {client.protocol_version}", bool(client.protocol_version))
     listed = await client.list_tools()
     names = {t.name for t in listed.tools}
-    check(f"{label}: tools/list has the eight tools", names == EXPECTED_TOOLS, f"got {sorted(names)}")
+    check(f"{label}: tools/list has the nine tools", names == EXPECTED_TOOLS, f"got {sorted(names)}")
     for tool in listed.tools:
         schema_ok = isinstance(tool.input_schema, dict) and tool.input_schema.get("type") == "object"
         check(f"{label}: {tool.name} has an inputSchema", schema_ok, repr(tool.input_schema)[:200])
