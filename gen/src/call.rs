@@ -8,7 +8,7 @@
 //! materialises). [`generate`] turns a seed and a call index into a call
 //! deterministically (a seeded PRNG's bytes read with `arbitrary`), so one
 //! seed and one index always give the same call, whatever the parallelism;
-//! [`strategy`] is the same as a proptest strategy.
+//! `strategy` (behind the `proptest` feature) is the same as a proptest strategy.
 //!
 //! The envelope and batch inputs are those of the cargo-fuzz targets
 //! ([`crate::envelope`], [`crate::write_patch`]): envelopes with near
