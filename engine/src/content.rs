@@ -14,8 +14,6 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 /// File bytes shared without a copy between a change's pre-image and the
 /// content spliced from it.
 pub type Shared = Arc<Vec<u8>>;
@@ -51,15 +49,6 @@ impl Content {
         }
     }
 
-    /// The bytes assembled into one buffer (for callers that need them whole:
-    /// tests, the in-memory API).
-    pub fn to_vec(&self) -> Vec<u8> {
-        match self {
-            Content::Whole(bytes) => bytes.clone(),
-            Content::Spliced(splice) => splice.parts().collect::<Vec<_>>().concat(),
-        }
-    }
-
     /// True when the content is exactly `bytes`, compared stretch by stretch.
     pub fn equals(&self, bytes: &[u8]) -> bool {
         if self.len() != bytes.len() {
@@ -78,11 +67,7 @@ impl Content {
 
     /// The SHA-256 of the content, lowercase hex, hashed stretch by stretch.
     pub fn sha256_hex(&self) -> String {
-        let mut hasher = Sha256::new();
-        for part in self.parts() {
-            hasher.update(part);
-        }
-        crate::hash::to_hex(&hasher.finalize())
+        crate::hash::sha256_hex_of_parts(self.parts())
     }
 }
 
@@ -125,11 +110,6 @@ impl Splice {
             Piece::Base(r) => &self.base[r.clone()],
             Piece::Added(r) => &self.added[r.clone()],
         })
-    }
-
-    /// How many stretches there are (what a vectored write must send).
-    pub fn part_count(&self) -> usize {
-        self.pieces.len()
     }
 }
 
@@ -263,7 +243,7 @@ mod tests {
         });
         assert_eq!(s.pieces.len(), 2);
         assert_eq!(s.render(base), b"one\ntwo\n2\n3\n");
-        assert_eq!(content.to_vec(), b"one\ntwo\n2\n3\n");
+        assert_eq!(content.parts().concat(), b"one\ntwo\n2\n3\n");
         assert_eq!(content.len(), 12);
         assert!(content.equals(b"one\ntwo\n2\n3\n"));
         assert!(!content.equals(b"one\ntwo\n2\n3\r"));

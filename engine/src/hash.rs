@@ -10,6 +10,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
 }
 
+/// [`sha256_hex`] of the concatenation of `parts`, hashed part by part
+/// (spliced content, [`crate::content`], is never assembled to be hashed).
+pub fn sha256_hex_of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    to_hex(&hasher.finalize())
+}
+
 /// True when `s` is exactly 64 hex digits (either case).
 ///
 /// Tools compare digests case-insensitively: a caller that copied an
