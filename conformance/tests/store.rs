@@ -1,7 +1,8 @@
 //! The patch store and the events through the real binary: a batch stored
 //! by one process and read by another, two processes writing one store at
 //! once, files that are not a store refused at start and left untouched,
-//! and the JSON events of a session paired per call.
+//! and the JSON events paired per call: in a session of nine chosen calls,
+//! and over a whole corpus run recorded in one store.
 
 mod common;
 
@@ -352,4 +353,189 @@ fn every_call_logs_its_received_and_executed_or_error_pair_as_json() {
     find("c7", "Store.Recorded");
     assert_eq!(find("c8", "Tool.Call.Error")["error_code"], "not_found");
     assert!(!events["c1"].iter().any(|e| e["event"] == "Store.Recorded"));
+}
+
+/// The error code a result document carries: `errorCode`, the first
+/// `errors[].code`, or `error.kind` (docs/tools.md "Events").
+fn result_error_code(result: &Value) -> &str {
+    result["errorCode"]
+        .as_str()
+        .or_else(|| result["errors"][0]["code"].as_str())
+        .or_else(|| result["error"]["kind"].as_str())
+        .unwrap_or("")
+}
+
+/// Every line of the files in `dir` whose names start with `prefix`, as JSON.
+fn json_lines(dir: &Path, prefix: &str) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with(prefix) {
+            continue;
+        }
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            lines
+                .push(serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}: {e}: {line}")));
+        }
+    }
+    lines
+}
+
+/// The whole corpus through `patchspec exec --session --store S --log-format
+/// json`, with each executor process's stdin, stdout and stderr copied to
+/// files: every tool call the runner sent has its events, `Tool.Call.Received`
+/// first and exactly one of `Tool.Call.Executed` / `Tool.Call.Error` last, as
+/// its answer says, all naming its tool; every call of a writing tool was
+/// recorded (`Store.Recorded`; a batch with IDs `Tool.WritePatch.BatchStored`
+/// with its batchId and counts); each tool's own events carry the answer's
+/// values; and no event names a call that was not made.
+#[test]
+fn a_corpus_run_logs_each_calls_pair_and_tool_events_with_the_right_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let store = dir.path().join("s.db");
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+    // One set of files per executor process ($$), so that parallel
+    // workers never interleave their lines.
+    let script = format!(
+        "tee {logs}/calls.$$ | \"$0\" exec --session --store {store} --log-format json \
+         2>{logs}/events.$$ | tee {logs}/answers.$$",
+        logs = logs.display(),
+        store = store.display()
+    );
+    let run = patchspec(&[
+        "check",
+        "--corpus",
+        corpus,
+        "--transport",
+        "session",
+        "-j",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        &script,
+        PATCHSPEC,
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    let calls: BTreeMap<String, Value> = json_lines(&logs, "calls.")
+        .into_iter()
+        .filter(|m| m["type"] == "TOOL_CALL")
+        .map(|m| (m["toolCallId"].as_str().unwrap().to_string(), m))
+        .collect();
+    let answers: BTreeMap<String, Value> = json_lines(&logs, "answers.")
+        .into_iter()
+        .filter(|m| m["type"] == "TOOL_RESULT")
+        .map(|m| {
+            let data = &m["data"];
+            let result = serde_json::from_str(data["result"].as_str().unwrap()).unwrap();
+            (data["toolCallId"].as_str().unwrap().to_string(), result)
+        })
+        .collect();
+    let mut events: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for event in json_lines(&logs, "events.") {
+        assert_eq!(event["target"], "patchspec::events", "{event}");
+        let id = event["call_id"].as_str().unwrap().to_string();
+        assert!(calls.contains_key(&id), "an event of no call: {event}");
+        events.entry(id).or_default().push(event);
+    }
+    // Every case ran (the check passed); some have several steps.
+    assert!(calls.len() >= 1_000, "{} calls", calls.len());
+    assert_eq!(
+        calls.keys().collect::<Vec<_>>(),
+        answers.keys().collect::<Vec<_>>()
+    );
+
+    let mut recorded = 0;
+    for (id, call) in &calls {
+        let tool = call["toolName"].as_str().unwrap();
+        let result = &answers[id];
+        let seen = events.get(id).map_or(&[][..], Vec::as_slice);
+        let names: Vec<&str> = seen.iter().map(|e| e["event"].as_str().unwrap()).collect();
+        let find = |name: &str| -> &Value {
+            seen.iter()
+                .find(|e| e["event"] == name)
+                .unwrap_or_else(|| panic!("{id}: no {name} in {names:?}"))
+        };
+        assert_eq!(names.first(), Some(&"Tool.Call.Received"), "{id}");
+        let succeeded = result["success"] == true;
+        let last = if succeeded {
+            "Tool.Call.Executed"
+        } else {
+            "Tool.Call.Error"
+        };
+        assert_eq!(names.last(), Some(&last), "{id}: {names:?}");
+        assert_eq!(
+            names.iter().filter(|n| n.starts_with("Tool.Call.")).count(),
+            2,
+            "{id}: {names:?}"
+        );
+        assert!(seen.iter().all(|e| e["tool"] == tool), "{id}: {names:?}");
+        if !succeeded {
+            assert_eq!(
+                find("Tool.Call.Error")["error_code"],
+                result_error_code(result),
+                "{id}"
+            );
+        }
+        assert!(!names.contains(&"Store.WriteFailed"), "{id}: {names:?}");
+        let writes = patchspec_engine::tools::writes(tool);
+        assert_eq!(names.contains(&"Store.Recorded"), writes, "{id}: {names:?}");
+        recorded += usize::from(writes);
+        match tool {
+            "workspace_write_patch" => {
+                let files = call["params"]["files"].as_array();
+                let changes: usize = files.map_or(0, |f| {
+                    f.iter()
+                        .map(|f| f["changes"].as_array().map_or(0, Vec::len))
+                        .sum()
+                });
+                assert_eq!(
+                    find("Tool.WritePatch.BatchReceived")["changes"],
+                    changes,
+                    "{id}"
+                );
+                match result["result"]["batchId"].as_str() {
+                    Some(batch_id) => {
+                        let stored = find("Tool.WritePatch.BatchStored");
+                        assert_eq!(stored["batch_id"], batch_id, "{id}");
+                        assert_eq!(
+                            stored["files"],
+                            result["result"]["files"].as_array().unwrap().len(),
+                            "{id}"
+                        );
+                    }
+                    None => assert!(!names.contains(&"Tool.WritePatch.BatchStored"), "{id}"),
+                }
+                if !succeeded {
+                    let error = find("Tool.WritePatch.Error");
+                    assert_eq!(
+                        error["batch_id"],
+                        result["result"]["batchId"].as_str().unwrap_or(""),
+                        "{id}"
+                    );
+                }
+            }
+            "workspace_create_file" => {
+                find("Tool.CreateFile.Forwarded");
+                for name in ["Tool.CreateFile.Executed", "Tool.CreateFile.ResultReceived"] {
+                    let event = find(name);
+                    assert_eq!(event["success"], result["success"], "{id}: {name}");
+                    assert_eq!(
+                        event["hash"],
+                        result["hash"].as_str().unwrap_or(""),
+                        "{id}: {name}"
+                    );
+                    assert_eq!(event["size_bytes"], result["sizeBytes"], "{id}: {name}");
+                }
+            }
+            _ => {}
+        }
+    }
+    // And the store holds exactly those calls.
+    let reader = patchspec_store::SqliteStore::open(&store).unwrap();
+    assert_eq!(reader.call_count().unwrap(), recorded as u64);
 }

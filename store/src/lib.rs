@@ -9,10 +9,11 @@
 //!
 //! What is stored (schema in [`MIGRATIONS`]): one `calls` row per call of a
 //! writing tool (tool, call id, time, duration, success, the result
-//! document); for `workspace_write_patch` the batch (by its canonical ID),
-//! its file patches and its changes in their own tables, appended in rowid
-//! order and found through their batch, so recording a batch of N changes
-//! touches O(N / rows per page) pages whatever the store's size. Each call
+//! document); for `workspace_write_patch` the batch (by its canonical ID)
+//! and its file patches in their own tables, each file patch's changes one
+//! JSON array in its row (schema 2: one insert per file, not per change),
+//! appended in rowid order and found through their batch, so recording a
+//! batch costs O(its bytes) whatever the store's size. Each call
 //! is one `BEGIN IMMEDIATE` transaction; the journal is WAL with
 //! `synchronous = NORMAL` (a committed call survives a crash of the
 //! process; the last ones may be lost on a power cut) and a busy timeout,
@@ -102,6 +103,28 @@ CREATE TABLE changes (
     new_lines TEXT
 );
 CREATE INDEX changes_by_file_patch ON changes(file_patch, change_index);
+", "
+-- 2: a file patch's changes as one JSON array in its own row (the change
+-- objects of the result document, verbatim), not a row per change: a
+-- 1,000-change batch is then a few inserts, not a thousand (issue 20's
+-- budget). Stored changes move over; a line above i64::MAX (kept bit for
+-- bit in version 1) becomes its u64 again, and lines that are not valid
+-- JSON stay as text, so that such a row is an error when read, not here.
+ALTER TABLE file_patches ADD COLUMN changes TEXT NOT NULL DEFAULT '[]';
+UPDATE file_patches SET changes = (
+    SELECT json_group_array(json_object(
+        'changeId', change_id,
+        'changeKey', change_key,
+        'operation', operation,
+        'description', description,
+        'afterLine', CASE WHEN after_line < 0 THEN json(printf('%llu', after_line)) ELSE after_line END,
+        'startLine', CASE WHEN start_line < 0 THEN json(printf('%llu', start_line)) ELSE start_line END,
+        'endLine', CASE WHEN end_line < 0 THEN json(printf('%llu', end_line)) ELSE end_line END,
+        'expectedOriginalLines', CASE WHEN json_valid(expected_original_lines)
+            THEN json(expected_original_lines) ELSE expected_original_lines END,
+        'newLines', CASE WHEN json_valid(new_lines) THEN json(new_lines) ELSE new_lines END))
+    FROM (SELECT * FROM changes WHERE changes.file_patch = file_patches.id ORDER BY change_index));
+DROP TABLE changes;
 "];
 
 /// The schema version this build writes.
@@ -319,15 +342,6 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn line(v: &Value, key: &str) -> Option<i64> {
-    // u64 bit for bit: the validator accepts line numbers above i64::MAX.
-    v.get(key).and_then(Value::as_u64).map(|n| n as i64)
-}
-
-fn lines(v: &Value, key: &str) -> Option<String> {
-    v.get(key).filter(|l| l.is_array()).map(Value::to_string)
-}
-
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -355,18 +369,12 @@ fn insert_batch(
     let mut file_insert = tx.prepare_cached(
         "INSERT INTO file_patches (file_patch_id, batch, file_index, file_key, file_label, \
          doc_path, path, original_sha256, new_sha256, applied, error_code, error_message, \
-         skipped_because) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         skipped_because, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
-    let mut change_insert = tx.prepare_cached(
-        "INSERT INTO changes (change_id, file_patch, change_index, change_key, operation, \
-         description, after_line, start_line, end_line, expected_original_lines, new_lines) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )?;
-    let no_items = Vec::new();
     let files = batch
         .get("files")
         .and_then(Value::as_array)
-        .unwrap_or(&no_items);
+        .map_or(&[][..], Vec::as_slice);
     for (i, file) in files.iter().enumerate() {
         let file_patch_id = text(file, "filePatchId").unwrap_or_default();
         let error = file.get("error");
@@ -386,27 +394,14 @@ fn insert_batch(
             error.and_then(|e| text(e, "code")),
             error.and_then(|e| text(e, "message")),
             text(file, "skippedBecause"),
+            // The change objects verbatim, one JSON text: their members
+            // are those of a StoredChange (docs/tools.md). (serde_json's
+            // writer, not `Display`, which goes through fmt::Write.)
+            file.get("changes")
+                .filter(|c| c.is_array())
+                .and_then(|c| serde_json::to_string(c).ok())
+                .unwrap_or_else(|| "[]".to_string()),
         ])?;
-        let file_row = tx.last_insert_rowid();
-        let changes = file
-            .get("changes")
-            .and_then(Value::as_array)
-            .unwrap_or(&no_items);
-        for (j, change) in changes.iter().enumerate() {
-            change_insert.execute(params![
-                text(change, "changeId").unwrap_or_default(),
-                file_row,
-                j as i64,
-                text(change, "changeKey"),
-                text(change, "operation").unwrap_or_default(),
-                text(change, "description"),
-                line(change, "afterLine"),
-                line(change, "startLine"),
-                line(change, "endLine"),
-                lines(change, "expectedOriginalLines"),
-                lines(change, "newLines"),
-            ])?;
-        }
     }
     Ok(())
 }
@@ -481,12 +476,20 @@ impl From<rusqlite::Error> for ReadError {
     }
 }
 
-fn string_array(raw: Option<String>, what: &str) -> Result<Option<Vec<String>>, ReadError> {
-    raw.map(|raw| {
-        serde_json::from_str::<Vec<String>>(&raw)
-            .map_err(|e| ReadError::Bad(format!("{what} is not a JSON array of strings: {e}")))
-    })
-    .transpose()
+/// A file patch's `changes` column: a JSON array of change objects.
+fn stored_changes(raw: &str) -> Result<Vec<StoredChange>, ReadError> {
+    let changes: Vec<StoredChange> = serde_json::from_str(raw)
+        .map_err(|e| ReadError::Bad(format!("changes is not a JSON array of changes: {e}")))?;
+    if let Some(odd) = changes
+        .iter()
+        .find(|c| !matches!(c.operation.as_str(), "insert" | "replace" | "delete"))
+    {
+        return Err(ReadError::Bad(format!(
+            "unknown operation {:?}",
+            odd.operation
+        )));
+    }
+    Ok(changes)
 }
 
 fn unsigned(n: i64, what: &str) -> Result<u64, ReadError> {
@@ -515,40 +518,13 @@ fn read_batch(c: &Connection, batch_id: &str) -> Result<Option<StoredBatch>, Rea
     };
     let mut files_query = c.prepare_cached(
         "SELECT id, file_patch_id, file_key, file_label, doc_path, path, original_sha256, \
-         new_sha256, applied, error_code, error_message, skipped_because \
+         new_sha256, applied, error_code, error_message, skipped_because, changes \
          FROM file_patches WHERE batch = ? ORDER BY file_index",
-    )?;
-    let mut changes_query = c.prepare_cached(
-        "SELECT change_id, change_key, operation, description, after_line, start_line, end_line, \
-         expected_original_lines, new_lines FROM changes WHERE file_patch = ? ORDER BY change_index",
     )?;
     let mut files = Vec::new();
     let mut rows = files_query.query([batch_row])?;
     while let Some(r) = rows.next()? {
-        let file_row: i64 = r.get(0)?;
-        let mut changes = Vec::new();
-        let mut change_rows = changes_query.query([file_row])?;
-        while let Some(ch) = change_rows.next()? {
-            let line = |i: usize| -> rusqlite::Result<Option<u64>> {
-                // u64 bit for bit (see `line` on the way in).
-                Ok(ch.get::<_, Option<i64>>(i)?.map(|n| n as u64))
-            };
-            let operation: String = ch.get(2)?;
-            if !matches!(operation.as_str(), "insert" | "replace" | "delete") {
-                return Err(ReadError::Bad(format!("unknown operation {operation:?}")));
-            }
-            changes.push(StoredChange {
-                change_id: ch.get(0)?,
-                change_key: ch.get(1)?,
-                operation,
-                description: ch.get(3)?,
-                after_line: line(4)?,
-                start_line: line(5)?,
-                end_line: line(6)?,
-                expected_original_lines: string_array(ch.get(7)?, "expectedOriginalLines")?,
-                new_lines: string_array(ch.get(8)?, "newLines")?,
-            });
-        }
+        let changes = stored_changes(&r.get::<_, String>(12)?)?;
         files.push(StoredFilePatch {
             file_patch_id: r.get(1)?,
             file_key: r.get(2)?,

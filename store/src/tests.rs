@@ -173,6 +173,103 @@ fn a_reopened_store_keeps_its_batches_and_schema() {
     assert_eq!(version, schema_version());
 }
 
+/// A store of schema 1 (a row per change) is brought to schema 2 (a file
+/// patch's changes as one JSON array) with every change as it was read
+/// before: order, absent members, a line above i64::MAX (kept bit for bit
+/// in schema 1); a change whose lines were not valid JSON makes its batch
+/// an error when read, and only that batch.
+#[test]
+fn a_schema_1_store_is_migrated_with_its_changes_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    {
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;
+             INSERT INTO calls VALUES (1, 'call-1', 'workspace_write_patch', 5, 0, 1, NULL, '[]');
+             INSERT INTO batches VALUES (1, 'batch-1', 1, 'bk', NULL, 1);
+             INSERT INTO batches VALUES (2, 'batch-2', 1, NULL, NULL, 1);
+             INSERT INTO file_patches VALUES (1, 1, 0, 'fp-1', 'fk', NULL, 'a.txt', 'a.txt',
+                 'old', 'new', 1, NULL, NULL, NULL);
+             INSERT INTO file_patches VALUES (2, 1, 1, 'fp-2', NULL, NULL, 'b.txt', NULL,
+                 'old', NULL, 0, 'stale_file', 'changed', NULL);
+             INSERT INTO file_patches VALUES (3, 2, 0, 'fp-3', NULL, NULL, 'c.txt', NULL,
+                 'old', NULL, 0, NULL, NULL, NULL);
+             -- inserted out of order: change_index decides
+             INSERT INTO changes VALUES (1, 1, 1, 'chg-b', NULL, 'delete', NULL, NULL, 2, 3,
+                 '[\"two\",\"three\"]', NULL);
+             INSERT INTO changes VALUES (2, 1, 0, 'chg-a', 'ck', 'insert', 'top line', 0, NULL,
+                 NULL, NULL, '[\"top\"]');
+             INSERT INTO changes VALUES (3, 3, 0, 'chg-c', NULL, 'replace', NULL, NULL,
+                 {big}, {big}, 'not json', '[]');",
+            big = u64::MAX as i64
+        ))
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let version: i64 = store
+        .connection()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, schema_version());
+    let batch = store.batch("batch-1").unwrap().unwrap();
+    assert_eq!(batch.batch_key.as_deref(), Some("bk"));
+    assert_eq!(batch.files.len(), 2);
+    let changes = &batch.files[0].changes;
+    assert_eq!(
+        changes,
+        &vec![
+            StoredChange {
+                change_id: "chg-a".into(),
+                change_key: Some("ck".into()),
+                operation: "insert".into(),
+                description: Some("top line".into()),
+                after_line: Some(0),
+                start_line: None,
+                end_line: None,
+                expected_original_lines: None,
+                new_lines: Some(vec!["top".into()]),
+            },
+            StoredChange {
+                change_id: "chg-b".into(),
+                change_key: None,
+                operation: "delete".into(),
+                description: None,
+                after_line: None,
+                start_line: Some(2),
+                end_line: Some(3),
+                expected_original_lines: Some(vec!["two".into(), "three".into()]),
+                new_lines: None,
+            },
+        ]
+    );
+    assert!(batch.files[1].changes.is_empty());
+    assert_eq!(batch.files[1].error_code.as_deref(), Some("stale_file"));
+    // The line above i64::MAX came through; the malformed lines did not.
+    let err = store.batch("batch-2").unwrap_err();
+    assert!(err.message.contains("changes"), "{err}");
+    let big: String = store
+        .connection()
+        .query_row("SELECT changes FROM file_patches WHERE id = 3", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(
+        big.contains(&format!("\"startLine\":{}", u64::MAX)),
+        "{big}"
+    );
+    assert!(!store
+        .connection()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'changes'",
+            [],
+            |r| r.get::<_, i64>(0)
+        )
+        .map(|n| n > 0)
+        .unwrap());
+}
+
 fn refused_untouched(bytes: &[u8], expect: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.db");
@@ -242,7 +339,7 @@ fn a_failed_store_write_leaves_the_tool_result_as_it_was() {
     // deterministic: a table the insert needs is gone.
     store
         .connection()
-        .execute_batch("DROP TABLE changes")
+        .execute_batch("DROP TABLE file_patches")
         .unwrap();
     let r = write_patch(dir.path(), &session(&store), batch_for("one\ntwo\n"));
     assert_eq!(r["success"], true, "{r}");

@@ -80,7 +80,13 @@ fn sql_value() -> impl Strategy<Value = Sql> {
         prop_oneof![
             Just("insert".to_string()),
             Just("[\"x\"]".to_string()),
-            Just("[1,2]".to_string())
+            Just("[1,2]".to_string()),
+            // The changes column: near misses of a change array.
+            Just(r#"[{"changeId":"c","operation":"insert"}]"#.to_string()),
+            Just(r#"[{"changeId":"c","operation":"paint"}]"#.to_string()),
+            Just(r#"[{"changeId":"c","operation":"insert","afterLine":-1}]"#.to_string()),
+            Just(r#"[{"changeId":7,"operation":"delete","newLines":[1]}]"#.to_string()),
+            Just(r#"{"changeId":"c"}"#.to_string())
         ]
         .prop_map(Sql::Text),
         proptest::collection::vec(any::<u8>(), 0..12).prop_map(Sql::Blob),
@@ -99,16 +105,8 @@ const COLUMNS: &[(&str, &str)] = &[
     ("file_patches", "applied"),
     ("file_patches", "original_sha256"),
     ("file_patches", "new_sha256"),
-    ("file_patches", "batch_id"),
-    ("changes", "operation"),
-    ("changes", "after_line"),
-    ("changes", "start_line"),
-    ("changes", "end_line"),
-    ("changes", "expected_original_lines"),
-    ("changes", "new_lines"),
-    ("changes", "change_index"),
-    ("changes", "file_patch_id"),
-    ("changes", "change_key"),
+    ("file_patches", "batch"),
+    ("file_patches", "changes"),
 ];
 
 proptest! {
