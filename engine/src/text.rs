@@ -8,7 +8,7 @@
 //! not rewrite the line. A UTF-8 byte-order mark is not part of line 1's
 //! content and stays in front of the file.
 //!
-//! The index is one list of line starts ([`Offsets`]: 32 bits each while
+//! The index is one list of line starts (`Offsets`: 32 bits each while
 //! the file is under 4 GiB), built with memchr: no allocation per line.
 
 /// A list of byte offsets or line numbers, stored in 32 bits while every
