@@ -235,7 +235,8 @@ impl<'a> Runner<'a> {
         };
         // Calls do not overlap with -j 1: the root's shared part is then
         // watched around each call too.
-        if let Err(e) = dir.arm(self.cfg.jobs == 1) {
+        let expected = expected_tree(&case.expect);
+        if let Err(e) = dir.arm(self.cfg.jobs == 1, expected.is_none()) {
             return workspace_error(r, e);
         }
         let dirs = CallDirs {
@@ -296,7 +297,6 @@ impl<'a> Runner<'a> {
         r.tool_call_id = msg.tool_call_id.clone();
         let exchange = self.executor.call(&msg, &dirs, self.cfg.timeout);
         r.stderr.push_str(&exchange.stderr);
-        let expected = expected_tree(&case.expect);
         let after = dir.check(expected.as_ref(), &self.private);
         let answer = match exchange.answer {
             Ok(a) => a,

@@ -39,7 +39,7 @@
 //! detached child still writes into it: the processes working there are
 //! killed and the removal retried ([`remove_dir_hard`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -361,7 +361,10 @@ fn read_file_entry(path: &Path, rel: &str, mode: u32, budget: &mut Budget) -> io
     let mut kept = Vec::new();
     let mut hasher: Option<Sha256> = None;
     let mut len = 0u64;
-    let mut buf = vec![0u8; 64 * 1024];
+    // No bigger than the file (and one byte to see its end): a zeroed 64 KiB
+    // buffer per small file was a tenth of `patchspec fuzz`'s own time.
+    let mut buf =
+        vec![0u8; usize::try_from(size).map_or(64 * 1024, |n| n.saturating_add(1).min(64 * 1024))];
     let mut reader = file;
     loop {
         let n = match reader.read(&mut buf) {
@@ -431,6 +434,23 @@ pub fn given_tree(given: &Given) -> Tree {
     with_parents(tree)
 }
 
+/// The tree [`materialise`] leaves for `given`, as a snapshot reads it:
+/// `file_mode` (what a new file gets here, 0o666 less the umask) for each
+/// file that declares no mode, large files by length and hash. Equal to a
+/// snapshot of the materialised workspace without walking it.
+pub fn materialised_tree(given: &Given, file_mode: u32) -> Tree {
+    given_tree(given)
+        .into_iter()
+        .map(|(path, entry)| {
+            let entry = match entry {
+                Entry::File(bytes, None) => Entry::File(bytes, Some(file_mode)),
+                other => other,
+            };
+            (path, as_snapshotted(&entry))
+        })
+        .collect()
+}
+
 /// The tree `expect` declares; `None` for `"unchanged"`.
 pub fn expected_tree(expect: &Expect) -> Option<Tree> {
     match &expect.files {
@@ -453,14 +473,25 @@ pub fn expected_tree(expect: &Expect) -> Option<Tree> {
 
 /// Write `given` into an existing, empty directory.
 pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
+    // The folders made so far: `create_dir_all` on one that exists costs a
+    // failed mkdir and a stat, for every file of a generated workspace.
+    let mut made: HashSet<PathBuf> = HashSet::new();
+    let mut make_parent = |path: &Path| -> io::Result<()> {
+        match path.parent() {
+            Some(parent) if parent != root && !made.contains(parent) => {
+                std::fs::create_dir_all(parent)?;
+                made.insert(parent.to_path_buf());
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    };
     for d in &given.dirs {
         std::fs::create_dir_all(root.join(d))?;
     }
     for (p, c) in &given.files {
         let path = root.join(p);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
+        make_parent(&path)?;
         std::fs::write(&path, c.bytes())?;
         if let Some(mode) = c.mode() {
             use std::os::unix::fs::PermissionsExt;
@@ -469,9 +500,7 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
     }
     for (p, t) in &given.symlinks {
         let path = root.join(p);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
+        make_parent(&path)?;
         std::os::unix::fs::symlink(t, &path)?;
     }
     Ok(())
@@ -630,6 +659,27 @@ impl RunRoot {
 
     /// A fresh case directory with `given` materialised.
     pub fn case_dir(&self, given: &Given) -> io::Result<CaseDir<'_>> {
+        let dir = self.new_case_dir()?;
+        for d in ["outside", "tmp", "home"] {
+            std::fs::create_dir(dir.base.join(d))?;
+        }
+        std::fs::write(dir.base.join("outside/sentinel.txt"), SENTINEL_TEXT)?;
+        materialise(&dir.root, given)?;
+        Ok(dir)
+    }
+
+    /// A case directory with only its workspace, `given` materialised: for
+    /// a run in this process that nothing is judged on but the workspace
+    /// (`patchspec fuzz`'s reference), so no outside sentinel, TMPDIR or
+    /// HOME to make, check and remove.
+    pub fn workspace_only(&self, given: &Given) -> io::Result<CaseDir<'_>> {
+        let dir = self.new_case_dir()?;
+        materialise(&dir.root, given)?;
+        Ok(dir)
+    }
+
+    /// `cases/<n>/` and its empty `ws/`, registered with the run.
+    fn new_case_dir(&self) -> io::Result<CaseDir<'_>> {
         let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
         let name = n.to_string();
         self.created
@@ -646,17 +696,13 @@ impl RunRoot {
             },
             base,
             root,
-            before: Tree::new(),
+            before: None,
             outside_before: Tree::new(),
             shared_before: None,
         };
         // From here on, Drop removes whatever was created.
         std::fs::create_dir(&dir.base)?;
-        for d in ["ws", "outside", "tmp", "home"] {
-            std::fs::create_dir(dir.base.join(d))?;
-        }
-        std::fs::write(dir.base.join("outside/sentinel.txt"), SENTINEL_TEXT)?;
-        materialise(&dir.root, given)?;
+        std::fs::create_dir(&dir.root)?;
         Ok(dir)
     }
 }
@@ -699,7 +745,7 @@ pub struct CaseDir<'r> {
     base: PathBuf,
     root: PathBuf,
     env: ExecEnv,
-    before: Tree,
+    before: Option<Tree>,
     outside_before: Tree,
     shared_before: Option<Tree>,
 }
@@ -739,9 +785,16 @@ fn prefixed(d: TreeDiff, prefix: &str) -> TreeDiff {
 impl CaseDir<'_> {
     /// Take the "before" snapshots, right before the call. `shared`: also
     /// the per-run root's shared part (only when no other call overlaps).
-    pub fn arm(&mut self, shared: bool) -> io::Result<()> {
+    /// `workspace`: also the workspace's own, which only an expectation of
+    /// "unchanged" is judged against (an explicit expected tree needs none:
+    /// one walk of the workspace less per case).
+    pub fn arm(&mut self, shared: bool, workspace: bool) -> io::Result<()> {
         ensure_real_dir(&self.base)?;
-        self.before = snapshot_within(&self.root, self.run.limit, None)?;
+        self.before = if workspace {
+            Some(snapshot_within(&self.root, self.run.limit, None)?)
+        } else {
+            None
+        };
         self.outside_before = self.outside()?;
         self.shared_before = if shared {
             Some(self.run.shared()?)
@@ -771,9 +824,10 @@ impl CaseDir<'_> {
         &self.env
     }
 
-    /// The tree as materialised (before the call).
-    pub fn before(&self) -> &Tree {
-        &self.before
+    /// The tree as materialised (before the call), when [`CaseDir::arm`]
+    /// was asked for it.
+    pub fn before(&self) -> Option<&Tree> {
+        self.before.as_ref()
     }
 
     /// Snapshot and compare with the expectation (`None` = unchanged).
@@ -782,7 +836,14 @@ impl CaseDir<'_> {
         // workspace's path would lead anywhere.
         ensure_real_dir(&self.base)?;
         let actual = private.filter(&snapshot_within(&self.root, self.run.limit, None)?);
-        let want = private.filter(expected.unwrap_or(&self.before));
+        let want = match expected.or(self.before.as_ref()) {
+            Some(tree) => private.filter(tree),
+            None => {
+                return Err(io::Error::other(
+                    "no expected tree, and the workspace was not snapshotted before the call",
+                ))
+            }
+        };
         let outside_after = self.outside()?;
         let mut outside = diff(&self.outside_before, &outside_after);
         if let Some(before) = &self.shared_before {
@@ -877,6 +938,43 @@ mod tests {
         assert!(!p.hides("src/.patchspec.txt"));
     }
 
+    /// `patchspec fuzz`'s reference computes the tree before a call with
+    /// `materialised_tree` instead of walking it: the two must be equal,
+    /// modes (declared or not), large files, empty folders and links included.
+    #[test]
+    fn materialised_tree_equals_the_snapshot_of_what_materialise_wrote() {
+        let big = "x".repeat(SMALL_FILE_BYTES as usize + 10);
+        let given: Given = serde_json::from_value(serde_json::json!({
+            "files": {
+                "a.txt": "x\n",
+                "d/e/run.sh": {"text": "#!/bin/sh\n", "mode": "0755"},
+                "d/big.txt": big,
+                "d/private.txt": {"text": "", "mode": "0600"}
+            },
+            "dirs": ["empty", "d/e/deeper"],
+            "symlinks": {"link": "../outside", "d/up": "../a.txt"}
+        }))
+        .expect("a valid given");
+        let run = RunRoot::new().expect("run root");
+        let dir = run.workspace_only(&given).expect("workspace");
+        let snapshot = snapshot(dir.root()).expect("snapshot");
+        let Some(Entry::File(_, Some(file_mode))) = snapshot.get("a.txt") else {
+            panic!("a.txt: {:?}", snapshot.get("a.txt"));
+        };
+        assert_eq!(materialised_tree(&given, *file_mode), snapshot);
+        // And it is not vacuous: a mode changed after the fact shows.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            dir.root().join("a.txt"),
+            std::fs::Permissions::from_mode(0o640),
+        )
+        .expect("chmod");
+        assert_ne!(
+            materialised_tree(&given, *file_mode),
+            super::snapshot(dir.root()).expect("snapshot")
+        );
+    }
+
     #[test]
     fn materialise_snapshot_round_trip_and_sentinel() {
         let given: Given = serde_json::from_value(serde_json::json!({
@@ -887,8 +985,8 @@ mod tests {
         .expect("a valid given");
         let run = RunRoot::new().expect("run root");
         let mut dir = run.case_dir(&given).expect("case dir");
-        dir.arm(false).expect("arm");
-        assert!(diff(&given_tree(&given), dir.before()).is_empty());
+        dir.arm(false, true).expect("arm");
+        assert!(diff(&given_tree(&given), dir.before().expect("armed")).is_empty());
         let none = PrivatePaths::new(&[]).expect("no globs");
         assert!(dir.check(None, &none).expect("check").files.is_empty());
         std::fs::write(dir.root().join("link/evil.txt"), "x").expect("write through the link");
@@ -927,7 +1025,7 @@ mod tests {
         .expect("a valid given");
         let run_root = RunRoot::new().expect("run root");
         let mut dir = run_root.case_dir(&given).expect("case dir");
-        dir.arm(false).expect("arm");
+        dir.arm(false, true).expect("arm");
         let run = dir.root().join("run.sh");
         let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode(&run), 0o755);
@@ -981,7 +1079,7 @@ mod tests {
         let run = RunRoot::new().expect("run root");
         let none = PrivatePaths::new(&[]).expect("no globs");
         let mut a = run.case_dir(&Given::default()).expect("case dir");
-        a.arm(true).expect("arm");
+        a.arm(true, true).expect("arm");
         let b = run
             .case_dir(&Given::default())
             .expect("a concurrent case dir");
@@ -1007,7 +1105,7 @@ mod tests {
         // Unwatched around the call: found at the end only, and what was
         // already blamed is not reported again.
         let mut c = run.case_dir(&Given::default()).expect("case dir");
-        c.arm(false).expect("arm");
+        c.arm(false, true).expect("arm");
         std::fs::write(run.exec_env().tmp.join("late.txt"), "x").expect("exec TMPDIR");
         assert!(c.check(None, &none).expect("check").outside.is_empty());
         let end = run.unattributed().expect("end of run");
@@ -1023,9 +1121,9 @@ mod tests {
         let run = RunRoot::new().expect("run root");
         let mut dir = run.case_dir(&Given::default()).expect("case dir");
         std::fs::write(dir.root().join("big.bin"), &big).expect("write");
-        dir.arm(false).expect("arm");
+        dir.arm(false, true).expect("arm");
         assert!(matches!(
-            dir.before()["big.bin"],
+            dir.before().expect("armed")["big.bin"],
             Entry::Large { len, .. } if len == big.len() as u64
         ));
         let none = PrivatePaths::new(&[]).expect("no globs");
@@ -1054,7 +1152,7 @@ mod tests {
         let mut run = RunRoot::new().expect("run root");
         run.set_workspace_limit(1024 * 1024);
         let mut dir = run.case_dir(&Given::default()).expect("case dir");
-        dir.arm(false).expect("arm");
+        dir.arm(false, true).expect("arm");
         let f = std::fs::File::create(dir.root().join("sparse.bin")).expect("create");
         f.set_len(1 << 40).expect("a 1 TiB sparse file");
         let none = PrivatePaths::new(&[]).expect("no globs");
@@ -1098,7 +1196,7 @@ mod tests {
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).expect("chmod");
         let run = RunRoot::new().expect("run root");
         let mut dir = run.case_dir(&Given::default()).expect("case dir");
-        dir.arm(false).expect("arm");
+        dir.arm(false, true).expect("arm");
         let base = dir
             .root()
             .parent()

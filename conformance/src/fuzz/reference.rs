@@ -23,7 +23,7 @@ use crate::case::{
 };
 use crate::protocol::{Limits, SessionMsg};
 use crate::transport::inprocess::{run_engine, PRIVATE_PATHS};
-use crate::workspace::{Entry, PrivatePaths, RunRoot, Tree};
+use crate::workspace::{materialised_tree, Entry, PrivatePaths, RunRoot, Tree};
 
 /// The mode a file gets when its entry declares none.
 const DEFAULT_MODE: u32 = 0o644;
@@ -180,15 +180,30 @@ pub struct ReferenceError(pub String);
 pub struct Reference {
     root: RunRoot,
     private: PrivatePaths,
+    /// The mode a materialised file without a declared one gets here.
+    file_mode: u32,
 }
 
 impl Reference {
     /// A reference with a fresh per-run directory of its own.
     pub fn new() -> std::io::Result<Reference> {
         let private: Vec<String> = PRIVATE_PATHS.iter().map(|s| s.to_string()).collect();
+        let root = RunRoot::new_in(&super::scratch_dir())?;
+        // Read once, by materialising and snapshotting one file, so that the
+        // tree before each call can be computed instead of walked.
+        let probe: Given = serde_json::from_value(json!({"files": {"probe.txt": ""}}))
+            .map_err(std::io::Error::other)?;
+        let file_mode = {
+            let dir = root.workspace_only(&probe)?;
+            match crate::workspace::snapshot(dir.root())?.get("probe.txt") {
+                Some(Entry::File(_, Some(mode))) => *mode,
+                _ => return Err(std::io::Error::other("the probe file was not read back")),
+            }
+        };
         Ok(Reference {
-            root: RunRoot::new_in(&super::scratch_dir())?,
+            root,
             private: PrivatePaths::new(&private).map_err(std::io::Error::other)?,
+            file_mode,
         })
     }
 
@@ -204,13 +219,12 @@ impl Reference {
         call: Map<String, Value>,
     ) -> Result<Case, ReferenceError> {
         let io = |e: std::io::Error| ReferenceError(format!("the reference's workspace: {e}"));
-        let dir = self.root.case_dir(&given).map_err(io)?;
+        let dir = self.root.workspace_only(&given).map_err(io)?;
         let snapshot = |root: &std::path::Path| {
             crate::workspace::snapshot(root)
                 .map(|t| self.private.filter(&t))
                 .map_err(io)
         };
-        let before = snapshot(dir.root())?;
         let session = SessionMsg {
             active_files: given.session.active_files.clone(),
             limits: given.session.limits,
@@ -225,6 +239,9 @@ impl Reference {
         )
         .map_err(ReferenceError)?;
         let after = snapshot(dir.root())?;
+        // The tree before the call, computed: a snapshot of it would be one
+        // more walk per call (a test holds the two equal).
+        let before = materialised_tree(&given, self.file_mode);
         let (files, dirs, symlinks) = expect_tree(&before, &after);
         let mut result = expectation(tool, &outcome.result);
         if let Value::Object(m) = &mut result {
