@@ -372,3 +372,114 @@ fn openers_racing_on_a_new_store_all_get_it() {
         }
     }
 }
+
+/// Record a batch of `changes` changes of about 130 bytes each, as the
+/// engine's result document has them.
+fn record_big_batch(store: &SqliteStore, n: usize, changes: usize) {
+    let line = "x".repeat(100);
+    let changes: Vec<Value> = (0..changes)
+        .map(|i| {
+            json!({"changeId": format!("chg-{i:032x}"), "operation": "insert",
+                   "afterLine": i, "newLines": [line]})
+        })
+        .collect();
+    let result = json!({"success": true, "result": {
+        "batchId": format!("batch-{n:032x}"),
+        "files": [{"filePatchId": format!("fp-{n:032x}"), "docPath": "a.txt",
+                   "originalSha256": "0", "applied": true, "changes": changes}]
+    }, "errors": []});
+    let outcome = patchspec_engine::dispatch::ToolOutcome {
+        success: true,
+        result,
+        error: None,
+    };
+    store
+        .record(&RecordedCall {
+            tool: "workspace_write_patch",
+            call_id: "c",
+            params: &Value::Null,
+            outcome: &outcome,
+            duration: Duration::ZERO,
+        })
+        .unwrap();
+}
+
+fn file_bytes(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The checkpoint runs on its own thread, nudged once the WAL passes its
+/// bound: while the store stays open, the database file grows (pages were
+/// copied into it) and the WAL is cut back to the bound. With the
+/// checkpoint off and no thread, the database would stay at one page.
+#[test]
+fn the_checkpoint_thread_copies_the_wal_into_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = SqliteStore::open(&path).unwrap();
+    assert!(store.checkpointer.is_some());
+    // About 130 KB a batch: 40 of them pass the 4 MiB bound.
+    for n in 0..40 {
+        record_big_batch(&store, n, 1000);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while file_bytes(&path) < CHECKPOINT_AFTER_BYTES / 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing was checkpointed: db {} bytes, WAL {}",
+            file_bytes(&path),
+            wal_bytes(&path)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    record_big_batch(&store, 40, 1000);
+    assert!(store.batch(&format!("batch-{:032x}", 0)).unwrap().is_some());
+    assert!(store
+        .batch(&format!("batch-{:032x}", 40))
+        .unwrap()
+        .is_some());
+    // Dropping the store ends its thread (the test would hang otherwise).
+    drop(store);
+}
+
+/// A writer that exited before its checkpoint (here: a connection with
+/// SQLite's own checkpoint off, closed while a reader keeps the WAL from
+/// being folded in at close) leaves the WAL past its bound: the next open
+/// checkpoints it before anything else.
+#[test]
+fn opening_catches_up_on_a_wal_left_past_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let reader = Connection::open(&path).unwrap();
+    reader
+        .query_row("SELECT count(*) FROM calls", [], |r| r.get::<_, i64>(0))
+        .unwrap();
+    {
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute_batch("PRAGMA wal_autocheckpoint = 0")
+            .unwrap();
+        let text = "y".repeat(64 * 1024);
+        for _ in 0..80 {
+            writer
+                .execute(
+                    "INSERT INTO calls (call_id, tool, recorded_at_ms, duration_us, success, params, result) \
+                     VALUES ('w', 'apply_patch', 0, 0, 1, ?, '{}')",
+                    [&text],
+                )
+                .unwrap();
+        }
+    }
+    assert!(wal_bytes(&path) > CHECKPOINT_AFTER_BYTES);
+    let before = file_bytes(&path);
+    let store = SqliteStore::open(&path).unwrap();
+    assert!(
+        file_bytes(&path) > before + CHECKPOINT_AFTER_BYTES,
+        "db {} bytes before the open, {} after",
+        before,
+        file_bytes(&path)
+    );
+    assert_eq!(store.call_count().unwrap(), 80);
+    drop(reader);
+}
