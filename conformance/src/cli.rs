@@ -150,6 +150,30 @@ pub enum ReportFormat {
     Markdown,
 }
 
+/// How each answer is judged and what a run leaves out: the options
+/// `check`, `matrix` and `fuzz` share (one definition, one meaning).
+#[derive(Clone, Debug, Args)]
+pub struct JudgingArgs {
+    /// How long one call may take: seconds, or with a unit (`500ms`, `5s`).
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub timeout: String,
+    /// How answers are judged: `full` (the result document and the tree) or `outcome`
+    /// (success or failure and the tree, for executors that report no error kinds).
+    #[arg(long, value_enum, default_value = "full")]
+    pub judge: crate::judge::Judge,
+    /// Leave out cases (fuzz: calls) of this tool, e.g. for an executor that declares no
+    /// tools; repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub skip_tool: Vec<String>,
+    /// Leave out cases (fuzz: calls) with this tag (fuzz generates `symlink`, `modes`,
+    /// `limits`, `active-files`, `crlf`, `bom`, `non-utf8`); repeatable.
+    #[arg(long, value_name = "TAG")]
+    pub skip_tag: Vec<String>,
+    /// An implementation-private path glob left out of tree comparison; repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub ignore_path: Vec<String>,
+}
+
 /// `patchspec check`.
 #[derive(Clone, Debug, Args)]
 pub struct CheckArgs {
@@ -168,9 +192,9 @@ pub struct CheckArgs {
     /// Parallel workers (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Per-case timeout: seconds, or with a unit (`500ms`, `5s`).
-    #[arg(long, value_name = "DURATION", default_value = "5s")]
-    pub timeout: String,
+    /// Timeout, judge and what is left out.
+    #[command(flatten)]
+    pub judging: JudgingArgs,
     /// Stop starting cases after the first unexpected outcome.
     #[arg(long)]
     pub fail_fast: bool,
@@ -190,19 +214,10 @@ pub struct CheckArgs {
     /// Fail (exit 2) unless the corpus's content hash is exactly this (`sha256:<hex>`, as in the reports).
     #[arg(long, value_name = "sha256:HEX")]
     pub corpus_hash: Option<String>,
-    /// Skip cases of this tool (for executors that declare no tools); repeatable.
-    #[arg(long, value_name = "NAME")]
-    pub skip_tool: Vec<String>,
-    /// Skip cases with this tag; repeatable.
-    #[arg(long, value_name = "TAG")]
-    pub skip_tag: Vec<String>,
     /// Accept a run in which every selected case is skipped (by the executor's declaration,
     /// --skip-tool or --skip-tag): exit 0 instead of 2.
     #[arg(long)]
     pub allow_empty: bool,
-    /// An implementation-private path glob left out of tree comparison; repeatable.
-    #[arg(long, value_name = "GLOB")]
-    pub ignore_path: Vec<String>,
     /// The most bytes of files an executor may leave in one case's workspace (and, apart,
     /// in the rest of its case directory): bytes, or with `K`, `M`, `G` (powers of 1024).
     /// Past it the case is an error and the runner reads no further.
@@ -219,10 +234,6 @@ pub struct CheckArgs {
     /// Websocket: how long to wait for the plugin to connect, at the start and after a disconnect.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub connect_timeout: String,
-    /// How answers are judged: `full` (the result document and the tree) or `outcome`
-    /// (success or failure and the tree, for executors that report no error kinds).
-    #[arg(long, value_enum, default_value = "full")]
-    pub judge: crate::judge::Judge,
     /// Human report: list every case (PASS and SKIP too, not only those that break the gate)
     /// and every id of a group of failures that share a cause.
     #[arg(short, long)]
@@ -269,24 +280,12 @@ pub struct MatrixArgs {
     /// Also write the matrix as Markdown (tables by tool and clause, departures) to FILE.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// How answers are judged, for every column: `full` or `outcome` (success or failure and the tree).
-    #[arg(long, value_enum, default_value = "full")]
-    pub judge: crate::judge::Judge,
     /// Parallel workers per executor run (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Per-case timeout: seconds, or with a unit (`500ms`, `5s`).
-    #[arg(long, value_name = "DURATION", default_value = "5s")]
-    pub timeout: String,
-    /// Skip cases of this tool in every column; repeatable.
-    #[arg(long, value_name = "NAME")]
-    pub skip_tool: Vec<String>,
-    /// Skip cases with this tag in every column; repeatable.
-    #[arg(long, value_name = "TAG")]
-    pub skip_tag: Vec<String>,
-    /// An implementation-private path glob left out of tree comparison, every column; repeatable.
-    #[arg(long, value_name = "GLOB")]
-    pub ignore_path: Vec<String>,
+    /// Timeout, judge and what is left out, the same for every column.
+    #[command(flatten)]
+    pub judging: JudgingArgs,
     /// Do not send oneshot executors a HELLO first (nothing declared: every selected case runs).
     #[arg(long)]
     pub no_hello: bool,

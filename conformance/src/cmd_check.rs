@@ -146,7 +146,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
             sel.describe()
         ))));
     }
-    let timeout = parse_duration(&args.timeout).map_err(Error::usage)?;
+    let timeout = parse_duration(&args.judging.timeout).map_err(Error::usage)?;
     let jobs = args
         .jobs
         .unwrap_or_else(|| {
@@ -187,7 +187,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         max_restarts: args.max_restarts,
         listen: args.listen,
         connect_timeout,
-        ignore_paths: &args.ignore_path,
+        ignore_paths: &args.judging.ignore_path,
     })?;
     let cfg = RunConfig {
         jobs,
@@ -197,9 +197,9 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
             .max_fail
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         baseline,
-        skip_tools: args.skip_tool.clone(),
-        skip_tags: args.skip_tag.clone(),
-        judge: args.judge,
+        skip_tools: args.judging.skip_tool.clone(),
+        skip_tags: args.judging.skip_tag.clone(),
+        judge: args.judging.judge,
     };
     let runner = Runner::with_root(executor.as_ref(), &cfg, root).map_err(Error::usage)?;
     // Strict before the first case: a declaration that names a tool nobody

@@ -45,23 +45,9 @@ pub struct FuzzArgs {
     /// Transport to the executor given after `--` (default: session, the fastest).
     #[arg(long, value_enum, default_value = "session")]
     pub transport: Transport,
-    /// Per-call timeout: seconds, or with a unit (`500ms`, `5s`).
-    #[arg(long, value_name = "DURATION", default_value = "5s")]
-    pub timeout: String,
-    /// How answers are judged: `full` (the result document and the tree) or `outcome`
-    /// (success or failure and the tree).
-    #[arg(long, value_enum, default_value = "full")]
-    pub judge: Judge,
-    /// Do not generate calls of this tool; repeatable.
-    #[arg(long, value_name = "NAME")]
-    pub skip_tool: Vec<String>,
-    /// Do not generate calls with this tag (`symlink`, `modes`, `limits`, `active-files`,
-    /// `crlf`, `bom`, `non-utf8`); repeatable.
-    #[arg(long, value_name = "TAG")]
-    pub skip_tag: Vec<String>,
-    /// An implementation-private path glob left out of tree comparison; repeatable.
-    #[arg(long, value_name = "GLOB")]
-    pub ignore_path: Vec<String>,
+    /// Timeout, judge and what is left out.
+    #[command(flatten)]
+    pub judging: crate::cli::JudgingArgs,
     /// Write each shrunk disagreement as a case, `DIR/found/<tool>/<hash>.json`
     /// (replay them with `patchspec check --corpus DIR -- EXECUTOR`).
     #[arg(long, value_name = "DIR")]
@@ -131,10 +117,10 @@ fn config(args: &FuzzArgs) -> Result<FuzzConfig, Error> {
                     .unwrap_or(1)
             })
             .max(1),
-        timeout: crate::cmd_check::parse_duration(&args.timeout).map_err(Error::usage)?,
-        judge: args.judge,
-        skip_tools: args.skip_tool.clone(),
-        skip_tags: args.skip_tag.clone(),
+        timeout: crate::cmd_check::parse_duration(&args.judging.timeout).map_err(Error::usage)?,
+        judge: args.judging.judge,
+        skip_tools: args.judging.skip_tool.clone(),
+        skip_tags: args.judging.skip_tag.clone(),
         max_found: args
             .max_found
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
@@ -153,13 +139,13 @@ fn reproduce(cfg: &FuzzConfig, report: &FuzzReport, args: &FuzzArgs) -> String {
     if args.transport != Transport::Session {
         cmd.push_str(&format!(" --transport {}", report.info.transport));
     }
-    if args.judge != Judge::Full {
+    if args.judging.judge != Judge::Full {
         cmd.push_str(" --judge outcome");
     }
-    for t in &args.skip_tool {
+    for t in &args.judging.skip_tool {
         cmd.push_str(&format!(" --skip-tool {t}"));
     }
-    for t in &args.skip_tag {
+    for t in &args.judging.skip_tag {
         cmd.push_str(&format!(" --skip-tag {t}"));
     }
     if !args.executor.is_empty() {
@@ -361,7 +347,7 @@ pub fn fuzz_command(args: &FuzzArgs) -> Result<i32, Error> {
         max_restarts: args.max_restarts,
         listen: None,
         connect_timeout: Duration::from_secs(10),
-        ignore_paths: &args.ignore_path,
+        ignore_paths: &args.judging.ignore_path,
     })?;
     let info = executor.info();
     let tools = crate::fuzz::tools_for(&info, &cfg.skip_tools);

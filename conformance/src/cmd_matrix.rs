@@ -293,7 +293,7 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             sel.describe()
         ))));
     }
-    let timeout = parse_duration(&args.timeout).map_err(Error::usage)?;
+    let timeout = parse_duration(&args.judging.timeout).map_err(Error::usage)?;
     let jobs = args
         .jobs
         .unwrap_or_else(|| {
@@ -321,9 +321,9 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         cfg: RunConfig {
             jobs,
             timeout,
-            judge: args.judge,
-            skip_tools: args.skip_tool.clone(),
-            skip_tags: args.skip_tag.clone(),
+            judge: args.judging.judge,
+            skip_tools: args.judging.skip_tool.clone(),
+            skip_tags: args.judging.skip_tag.clone(),
             ..RunConfig::default()
         },
         corpus: &corpus,
@@ -332,8 +332,8 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         known_tools: known_tools(&corpus.cases),
     };
     let started = Instant::now();
-    let mut m = Matrix::new(args.judge, source.clone(), &selected);
-    let engine = InProcess::new(&args.ignore_path);
+    let mut m = Matrix::new(args.judging.judge, source.clone(), &selected);
+    let engine = InProcess::new(&args.judging.ignore_path);
     let (column, results) = run_column(&plan, REFERENCE, &engine, "built-in".into(), new_root()?)?;
     m.add_column(column, &results);
     for spec in &specs {
@@ -352,7 +352,7 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             max_restarts: 3,
             listen: None,
             connect_timeout: Duration::from_secs(10),
-            ignore_paths: &args.ignore_path,
+            ignore_paths: &args.judging.ignore_path,
         })?;
         let declared_by = match &executor.info().declared_by {
             Declaration::Hello => "hello".to_owned(),
