@@ -148,10 +148,62 @@ pub fn judge_document(pattern: &Value, document: &Value, context: &Context<'_>) 
 /// The `$unique` values of a whole run, by group: a value must differ from
 /// every value of its group matched in any other case of the run (IDs are
 /// fresh per call, C-wp-ids). Shared by the run's worker threads.
+///
+/// A run may be long (`patchspec fuzz` judges a million calls and more), so
+/// a value costs about 30 bytes, not its text: the map keeps 128 bits of
+/// the SHA-256 of (group, value), and where it was first seen as indexes
+/// into the run's case ids and its (few, repeated) JSON paths. A million
+/// calls held 320 MB as strings.
 #[derive(Debug, Default)]
 pub struct RunUnique {
-    /// (group, value as compact JSON) → (case id, JSON path) where first seen.
-    seen: Mutex<HashMap<(String, String), (String, String)>>,
+    seen: Mutex<UniqueSeen>,
+}
+
+#[derive(Debug, Default)]
+struct UniqueSeen {
+    /// Key of (group, value) → (index in `cases`, index in `paths`).
+    first: HashMap<u128, (u32, u32)>,
+    /// The ids of the cases that bound a value first, in that order.
+    cases: Vec<Box<str>>,
+    /// Every JSON path a value was first bound at, once.
+    paths: Vec<Box<str>>,
+    path_index: HashMap<Box<str>, u32>,
+}
+
+impl UniqueSeen {
+    /// The key of a value in its group: 128 bits of SHA-256 (a collision
+    /// among even 10^12 values has odds below 10^-14).
+    fn key(group: &str, value: &Value) -> u128 {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new()
+            .chain_update(group.as_bytes())
+            .chain_update([0u8])
+            .chain_update(canonical(value).as_bytes())
+            .finalize();
+        let mut first = [0u8; 16];
+        first.copy_from_slice(&digest[..16]);
+        u128::from_le_bytes(first)
+    }
+
+    fn path(&mut self, path: &str) -> u32 {
+        if let Some(&i) = self.path_index.get(path) {
+            return i;
+        }
+        let i = u32::try_from(self.paths.len()).unwrap_or(u32::MAX);
+        self.paths.push(path.into());
+        self.path_index.insert(path.into(), i);
+        i
+    }
+
+    /// Where a value was first seen: (case id, JSON path).
+    fn place(&self, (case, path): (u32, u32)) -> (&str, &str) {
+        (
+            self.cases
+                .get(case as usize)
+                .map_or("(an earlier case)", |s| s),
+            self.paths.get(path as usize).map_or("(a path)", |s| s),
+        )
+    }
 }
 
 impl RunUnique {
@@ -165,19 +217,28 @@ impl RunUnique {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut out = Vec::new();
+        let mut case_index = None;
         for b in bindings {
-            let key = (b.group.clone(), canonical(&b.value));
-            match seen.get(&key) {
-                Some((first_case, first_path)) => out.push(Mismatch {
-                    path: b.path.clone(),
-                    expected: format!(
-                        "a value unique in group {:?} across the run (the same value was at {first_path} of case {first_case})",
-                        b.group
-                    ),
-                    got: show(&b.value),
-                }),
+            let key = UniqueSeen::key(&b.group, &b.value);
+            match seen.first.get(&key) {
+                Some(&first) => {
+                    let (first_case, first_path) = seen.place(first);
+                    out.push(Mismatch {
+                        path: b.path.clone(),
+                        expected: format!(
+                            "a value unique in group {:?} across the run (the same value was at {first_path} of case {first_case})",
+                            b.group
+                        ),
+                        got: show(&b.value),
+                    })
+                }
                 None => {
-                    seen.insert(key, (case.to_owned(), b.path.clone()));
+                    let case = *case_index.get_or_insert_with(|| {
+                        seen.cases.push(case.into());
+                        u32::try_from(seen.cases.len() - 1).unwrap_or(u32::MAX)
+                    });
+                    let path = seen.path(&b.path);
+                    seen.first.insert(key, (case, path));
                 }
             }
         }

@@ -297,22 +297,7 @@ fn every_call_logs_its_received_and_executed_or_error_pair_as_json() {
     for (id, result) in &answers {
         let seen = &events[id];
         let names: Vec<&str> = seen.iter().map(|e| e["event"].as_str().unwrap()).collect();
-        assert_eq!(
-            names.first(),
-            Some(&"Tool.Call.Received"),
-            "{id}: {names:?}"
-        );
-        let last = if result["success"] == true {
-            "Tool.Call.Executed"
-        } else {
-            "Tool.Call.Error"
-        };
-        assert_eq!(names.last(), Some(&last), "{id}: {names:?}");
-        assert_eq!(
-            names.iter().filter(|n| n.starts_with("Tool.Call.")).count(),
-            2,
-            "{id}"
-        );
+        assert_call_pair(id, &names, result["success"] == true);
         assert!(seen.iter().all(|e| e["tool"] == seen[0]["tool"]), "{id}");
         assert!(
             seen.last().unwrap()["duration_ms"].as_f64().is_some(),
@@ -353,6 +338,28 @@ fn every_call_logs_its_received_and_executed_or_error_pair_as_json() {
     find("c7", "Store.Recorded");
     assert_eq!(find("c8", "Tool.Call.Error")["error_code"], "not_found");
     assert!(!events["c1"].iter().any(|e| e["event"] == "Store.Recorded"));
+}
+
+/// A call's events, by name: `Tool.Call.Received` first, and last the one
+/// of `Tool.Call.Executed` / `Tool.Call.Error` its answer calls for, and no
+/// other `Tool.Call.*` event.
+fn assert_call_pair(id: &str, names: &[&str], succeeded: bool) {
+    assert_eq!(
+        names.first(),
+        Some(&"Tool.Call.Received"),
+        "{id}: {names:?}"
+    );
+    let last = if succeeded {
+        "Tool.Call.Executed"
+    } else {
+        "Tool.Call.Error"
+    };
+    assert_eq!(names.last(), Some(&last), "{id}: {names:?}");
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("Tool.Call.")).count(),
+        2,
+        "{id}: {names:?}"
+    );
 }
 
 /// The error code a result document carries: `errorCode`, the first
@@ -460,19 +467,8 @@ fn a_corpus_run_logs_each_calls_pair_and_tool_events_with_the_right_ids() {
                 .find(|e| e["event"] == name)
                 .unwrap_or_else(|| panic!("{id}: no {name} in {names:?}"))
         };
-        assert_eq!(names.first(), Some(&"Tool.Call.Received"), "{id}");
         let succeeded = result["success"] == true;
-        let last = if succeeded {
-            "Tool.Call.Executed"
-        } else {
-            "Tool.Call.Error"
-        };
-        assert_eq!(names.last(), Some(&last), "{id}: {names:?}");
-        assert_eq!(
-            names.iter().filter(|n| n.starts_with("Tool.Call.")).count(),
-            2,
-            "{id}: {names:?}"
-        );
+        assert_call_pair(id, &names, succeeded);
         assert!(seen.iter().all(|e| e["tool"] == tool), "{id}: {names:?}");
         if !succeeded {
             assert_eq!(
