@@ -62,6 +62,8 @@ timeout=${MUTANTS_TIMEOUT:-60}
 echo "mutants.sh: baseline gate passed (${baseline} s with the build); per-mutant test timeout ${timeout} s"
 
 jobs=${MUTANTS_JOBS:-2}
+# Each mutant's gate stops at its first failing case (conformance/tests/gate.rs).
+export PATCHSPEC_GATE_MAX_FAIL=1
 exec cargo mutants -p patchspec-engine --test-package patchspec-conformance \
     --baseline skip --timeout "$timeout" --build-timeout 600 \
     --jobs "$jobs" "${exclude_always[@]}" "${exclude[@]}" "${extra[@]}"
