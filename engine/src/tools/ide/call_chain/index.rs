@@ -44,6 +44,9 @@ fn simple_type(node: Node<'_>, src: &[u8]) -> Option<String> {
             .find(|n| n.kind() == "type_identifier")
             .map(|n| text(*n, src)),
         "annotated_type" => named(node).last().and_then(|n| simple_type(*n, src)),
+        // An array is no workspace type: a call on a `T[]` variable is the
+        // array's (`clone`), external, never `T`'s (C-ide-chain-resolution).
+        "array_type" => Some(text(node, src).split_whitespace().collect()),
         _ => None,
     }
 }
@@ -90,16 +93,16 @@ fn locals_of(node: Node<'_>, src: &[u8], steps: &mut u64) -> HashMap<String, Str
                 &mut out,
             ),
             "spread_parameter" => {
+                // `T... xs` declares an array, as `T[] xs` does.
                 let kids = named(n);
-                let ty = kids
-                    .iter()
-                    .find(|k| simple_type(**k, src).is_some())
-                    .copied();
+                let ty = kids.iter().find_map(|k| simple_type(*k, src));
                 let name = kids
                     .iter()
                     .find(|k| k.kind() == "variable_declarator")
                     .and_then(|d| d.child_by_field_name("name"));
-                put(name, ty, &mut out);
+                if let (Some(name), Some(ty)) = (name, ty) {
+                    out.insert(text(name, src), ty + "[]");
+                }
             }
             "catch_formal_parameter" => {
                 let ty = named(n)
@@ -544,6 +547,11 @@ impl Index {
     }
 }
 
+/// What a comment counts for [`java_tokens`]: tree-sitter keeps a comment
+/// as an extra node, measured at about three tokens' worth of memory (a
+/// file of 240,000 `/**/` took 128 MB, the same count of `;` 57 MB).
+const COMMENT_TOKENS: usize = 3;
+
 /// How many Java tokens `src` holds, counting no further than one past
 /// `stop_after` (C-ide-chain-file-size): a run of identifier characters
 /// (letters, digits, `_`, `$`, any non-ASCII byte) is one token, so is a
@@ -551,11 +559,6 @@ impl Index {
 /// [`COMMENT_TOKENS`]; whitespace is none; any other byte is one (so `>>=`
 /// counts three: an upper bound of what the parser sees). One pass,
 /// `steps` counting the bytes read.
-/// What a comment counts for [`java_tokens`]: tree-sitter keeps a comment
-/// as an extra node, measured at about three tokens' worth of memory (a
-/// file of 240,000 `/**/` took 128 MB, the same count of `;` 57 MB).
-const COMMENT_TOKENS: usize = 3;
-
 pub(super) fn java_tokens(src: &[u8], stop_after: usize, steps: &mut u64) -> usize {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
     // Where the first `end` after `from` finishes, or the end of the source.

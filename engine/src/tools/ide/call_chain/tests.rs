@@ -459,3 +459,39 @@ fn a_file_over_the_token_limit_is_skipped() {
         err.message
     );
 }
+
+/// An array variable (`T[]`, varargs `T...`) is no workspace type: a call
+/// on it is external, and it shadows a field of the same name.
+#[test]
+fn array_variables_are_not_their_element_type() {
+    let dir = ws(&[
+        ("Item.java", "class Item {\n  public Item clone() { return this; }\n}\n"),
+        (
+            "Batch.java",
+            "class Batch {\n  Item item;\n  void all(Item... items) { items.clone(); }\n  \
+             void shadowed(Item[] item) { item.clone(); }\n  void local() { Item [] xs = null; xs.clone(); }\n  \
+             void one(Item it) { it.clone(); }\n}\n",
+        ),
+    ]);
+    let doc = chain(
+        &dir,
+        json!({"method": "Item.clone", "direction": "callers"}),
+    )
+    .unwrap();
+    let callers: Vec<_> = doc["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(callers, ["Batch.one"]);
+    for (method, callee) in [
+        ("Batch.all", "items.clone"),
+        ("Batch.shadowed", "item.clone"),
+        ("Batch.local", "xs.clone"),
+    ] {
+        let doc = chain(&dir, json!({"method": method, "direction": "callees"})).unwrap();
+        assert_eq!(doc["callees"][0]["method"], callee, "{method}");
+        assert_eq!(doc["callees"][0]["external"], true, "{method}");
+    }
+}
