@@ -212,6 +212,7 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
         step_case.call = step.call.clone();
         let mut msg = runner.message(&step_case, &ws);
         msg.tool_call_id = format!("{}#repro-step-{i}", case.id);
+        crate::steps::fill_workspace_root(&mut msg.params, &msg.workspace_root.clone());
         std::fs::write(
             out.join(format!("step-{i}.json")),
             format!(
@@ -223,6 +224,7 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
     }
     let mut msg = runner.message(case, &ws);
     msg.tool_call_id = format!("{}#repro", case.id);
+    crate::steps::fill_workspace_root(&mut msg.params, &msg.workspace_root.clone());
     let request = out.join("request.json");
     std::fs::write(
         &request,

@@ -245,16 +245,19 @@ impl<'a> Runner<'a> {
         };
         let mut step_mismatches = Vec::new();
         let mut step_results = Vec::new();
+        // `{{workspaceRoot}}`: the path exactly as `message_for` sends it.
+        let root_text = dir.root().to_string_lossy().into_owned();
         for (i, step) in case.steps.iter().enumerate() {
             let failed = |r: &mut CaseResult, kind: &'static str, message: String| {
                 r.detail.error_kind = Some(kind);
                 r.detail.message = Some(format!("steps[{i}] ({}): {message}", step.tool));
                 RawOutcome::Error
             };
-            let params = match crate::steps::substitute(&step.call, &step_results) {
-                Ok(p) => p,
-                Err(e) => return failed(r, "step", e),
-            };
+            let params =
+                match crate::steps::substitute(&step.call, resolved(&step_results, &root_text)) {
+                    Ok(p) => p,
+                    Err(e) => return failed(r, "step", e),
+                };
             let msg = self.message_for(case, &step.tool, &params, dir.root());
             let exchange = self.executor.call(&msg, &dirs, self.cfg.timeout);
             r.stderr.push_str(&exchange.stderr);
@@ -262,7 +265,10 @@ impl<'a> Runner<'a> {
                 Ok(a) => a,
                 Err(e) => return failed(r, e.kind(), e.to_string()),
             };
-            let pattern = match crate::steps::substitute_any(&step.expect.result, &step_results) {
+            let pattern = match crate::steps::substitute_any(
+                &step.expect.result,
+                resolved(&step_results, &root_text),
+            ) {
                 Ok(p) => p,
                 Err(e) => return failed(r, "step", format!("expect.result: {e}")),
             };
@@ -282,7 +288,7 @@ impl<'a> Runner<'a> {
             }
             step_results.push(answer.result);
         }
-        let call = match crate::steps::substitute(&case.call, &step_results) {
+        let call = match crate::steps::substitute(&case.call, resolved(&step_results, &root_text)) {
             Ok(p) => p,
             Err(e) => {
                 r.detail.error_kind = Some("step");
@@ -290,7 +296,7 @@ impl<'a> Runner<'a> {
                 return RawOutcome::Error;
             }
         };
-        if !case.steps.is_empty() {
+        if call != case.call {
             r.params = Value::Object(call.clone());
         }
         let msg = self.message_for(case, &case.tool, &call, dir.root());
@@ -309,7 +315,10 @@ impl<'a> Runner<'a> {
                 return RawOutcome::Error;
             }
         };
-        let pattern = match crate::steps::substitute_any(&case.expect.result, &step_results) {
+        let pattern = match crate::steps::substitute_any(
+            &case.expect.result,
+            resolved(&step_results, &root_text),
+        ) {
             Ok(p) => p,
             Err(e) => {
                 r.detail.error_kind = Some("step");
@@ -749,5 +758,13 @@ pub fn run(
         summary: books.summary,
         results: books.results,
         report_error,
+    }
+}
+
+/// What a case's templates resolve against.
+fn resolved<'a>(results: &'a [Value], workspace_root: &'a str) -> crate::steps::Resolved<'a> {
+    crate::steps::Resolved {
+        results,
+        workspace_root,
     }
 }

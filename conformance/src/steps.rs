@@ -11,7 +11,11 @@
 //! its params or in its expected result (a step's own pattern may name the
 //! steps before it): `"batchId": "{{steps.0.result.result.batchId}}"` in
 //! a pattern asks for exactly the value step 0 returned.
-//! docs/case-format.md, "Multi-step cases".
+//!
+//! One more template needs no step: `{{workspaceRoot}}`, the workspace's
+//! absolute path exactly as the `TOOL_CALL` gives it (`workspaceRoot`), for
+//! the behaviours that depend on where the workspace is (an absolute path
+//! inside it, say). docs/case-format.md, "Multi-step cases".
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -39,12 +43,27 @@ pub struct StepExpect {
 
 const OPEN: &str = "{{steps.";
 const CLOSE: &str = "}}";
+/// The template of the workspace's absolute path.
+pub const WORKSPACE_ROOT: &str = "{{workspaceRoot}}";
 
-/// A parsed template: the step and the path in its result document.
+/// A parsed template.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Template {
-    step: usize,
-    path: Vec<String>,
+enum Template {
+    /// A value of step `step`'s result document, at `path`.
+    Step { step: usize, path: Vec<String> },
+    /// The workspace's absolute path.
+    WorkspaceRoot,
+}
+
+/// What templates are resolved against: the result documents of the steps
+/// so far, in order, and the workspace's absolute path as the `TOOL_CALL`
+/// gives it.
+#[derive(Clone, Copy, Debug)]
+pub struct Resolved<'a> {
+    /// The steps' result documents so far.
+    pub results: &'a [Value],
+    /// The `TOOL_CALL`'s `workspaceRoot`.
+    pub workspace_root: &'a str,
 }
 
 /// The template starting at `text` (just after `{{steps.`, up to `}}`).
@@ -63,14 +82,25 @@ fn parse_template(inner: &str) -> Result<Template, String> {
     if path.iter().any(String::is_empty) {
         return Err(format!("{{{{steps.{inner}}}}}: an empty path part"));
     }
-    Ok(Template { step, path })
+    Ok(Template::Step { step, path })
 }
 
 /// Every template in a string, in order, with its byte span.
 fn templates(text: &str) -> Vec<(std::ops::Range<usize>, Result<Template, String>)> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(start) = text[from..].find(OPEN).map(|i| from + i) {
+    loop {
+        let step_at = text[from..].find(OPEN).map(|i| from + i);
+        let root_at = text[from..].find(WORKSPACE_ROOT).map(|i| from + i);
+        let start = match (step_at, root_at) {
+            (_, Some(r)) if step_at.is_none_or(|s| r < s) => {
+                out.push((r..r + WORKSPACE_ROOT.len(), Ok(Template::WorkspaceRoot)));
+                from = r + WORKSPACE_ROOT.len();
+                continue;
+            }
+            (Some(s), _) => s,
+            (None, _) => break,
+        };
         let inner_start = start + OPEN.len();
         match text[inner_start..].find(CLOSE) {
             Some(len) => {
@@ -124,12 +154,9 @@ pub fn template_problems(at: &str, call: &Value, earlier: usize) -> Vec<(String,
         for (_, template) in templates(text) {
             match template {
                 Err(e) => problems.push((path.clone(), e)),
-                Ok(t) if t.step >= earlier => problems.push((
+                Ok(Template::Step { step, .. }) if step >= earlier => problems.push((
                     path.clone(),
-                    format!(
-                        "names step {} but only {earlier} step(s) come before this call",
-                        t.step
-                    ),
+                    format!("names step {step} but only {earlier} step(s) come before this call"),
                 )),
                 Ok(_) => {}
             }
@@ -200,15 +227,17 @@ pub fn problems(steps: &Value) -> Vec<(String, String)> {
     out
 }
 
-/// The value a template names in the earlier results.
-fn resolve<'r>(template: &Template, results: &'r [Value]) -> Result<&'r Value, String> {
-    let mut at = results.get(template.step).ok_or_else(|| {
-        format!(
-            "{{{{steps.{}.result…}}}}: step {} has no result",
-            template.step, template.step
-        )
-    })?;
-    for part in &template.path {
+/// The value a template names.
+fn resolve(template: &Template, with: Resolved<'_>) -> Result<Value, String> {
+    let (step, path) = match template {
+        Template::WorkspaceRoot => return Ok(Value::String(with.workspace_root.to_string())),
+        Template::Step { step, path } => (*step, path),
+    };
+    let mut at = with
+        .results
+        .get(step)
+        .ok_or_else(|| format!("{{{{steps.{step}.result…}}}}: step {step} has no result"))?;
+    for part in path {
         let next = match at {
             Value::Object(map) => map.get(part),
             Value::Array(items) => part.parse::<usize>().ok().and_then(|i| items.get(i)),
@@ -216,17 +245,15 @@ fn resolve<'r>(template: &Template, results: &'r [Value]) -> Result<&'r Value, S
         };
         at = next.ok_or_else(|| {
             format!(
-                "{{{{steps.{}.result.{}}}}}: step {}'s result has no {part:?} there",
-                template.step,
-                template.path.join("."),
-                template.step
+                "{{{{steps.{step}.result.{}}}}}: step {step}'s result has no {part:?} there",
+                path.join("."),
             )
         })?;
     }
-    Ok(at)
+    Ok(at.clone())
 }
 
-fn substitute_value(value: &Value, results: &[Value]) -> Result<Value, String> {
+fn substitute_value(value: &Value, with: Resolved<'_>) -> Result<Value, String> {
     Ok(match value {
         Value::String(text) => {
             let found = templates(text);
@@ -235,14 +262,14 @@ fn substitute_value(value: &Value, results: &[Value]) -> Result<Value, String> {
             }
             if found.len() == 1 && found[0].0 == (0..text.len()) {
                 let template = found[0].1.as_ref().map_err(Clone::clone)?;
-                return resolve(template, results).cloned();
+                return resolve(template, with);
             }
             let mut out = String::new();
             let mut from = 0;
             for (span, template) in &found {
                 out.push_str(&text[from..span.start]);
-                match resolve(template.as_ref().map_err(Clone::clone)?, results)? {
-                    Value::String(s) => out.push_str(s),
+                match resolve(template.as_ref().map_err(Clone::clone)?, with)? {
+                    Value::String(s) => out.push_str(&s),
                     other => out.push_str(&other.to_string()),
                 }
                 from = span.end;
@@ -253,29 +280,42 @@ fn substitute_value(value: &Value, results: &[Value]) -> Result<Value, String> {
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|v| substitute_value(v, results))
+                .map(|v| substitute_value(v, with))
                 .collect::<Result<_, _>>()?,
         ),
-        Value::Object(map) => Value::Object(substitute(map, results)?),
+        Value::Object(map) => Value::Object(substitute(map, with)?),
         other => other.clone(),
     })
 }
 
 /// A pattern (or any JSON value) with every template replaced by what it
-/// names in `results`.
-pub fn substitute_any(value: &Value, results: &[Value]) -> Result<Value, String> {
-    substitute_value(value, results)
+/// names.
+pub fn substitute_any(value: &Value, with: Resolved<'_>) -> Result<Value, String> {
+    substitute_value(value, with)
 }
 
-/// A call's params with every template replaced by what it names in
-/// `results` (the result documents of the steps so far, in order).
+/// A call's params with every template replaced by what it names.
 pub fn substitute(
     call: &Map<String, Value>,
-    results: &[Value],
+    with: Resolved<'_>,
 ) -> Result<Map<String, Value>, String> {
     call.iter()
-        .map(|(k, v)| Ok((k.clone(), substitute_value(v, results)?)))
+        .map(|(k, v)| Ok((k.clone(), substitute_value(v, with)?)))
         .collect()
+}
+
+/// `value` with every `{{workspaceRoot}}` replaced by `root` and the step
+/// templates left as written (for `patchspec repro`, whose requests are
+/// sent by hand).
+pub fn fill_workspace_root(value: &mut Value, root: &str) {
+    match value {
+        Value::String(text) if text.contains(WORKSPACE_ROOT) => {
+            *text = text.replace(WORKSPACE_ROOT, root);
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| fill_workspace_root(v, root)),
+        Value::Object(map) => map.values_mut().for_each(|v| fill_workspace_root(v, root)),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -286,6 +326,42 @@ mod tests {
 
     fn map(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    fn at(results: &[Value]) -> Resolved<'_> {
+        Resolved {
+            results,
+            workspace_root: "/tmp/ws",
+        }
+    }
+
+    #[test]
+    fn the_workspace_root_template_needs_no_step_and_mixes_with_step_templates() {
+        let results = vec![json!({"id": "b-1"})];
+        let call = map(json!({
+            "root": "{{workspaceRoot}}",
+            "patch": "*** Delete File: {{workspaceRoot}}/a.txt {{steps.0.result.id}} {{workspaceRoot}}",
+            "plain": "{{workspace}}"
+        }));
+        assert_eq!(
+            Value::Object(substitute(&call, at(&results)).unwrap()),
+            json!({
+                "root": "/tmp/ws",
+                "patch": "*** Delete File: /tmp/ws/a.txt b-1 /tmp/ws",
+                "plain": "{{workspace}}"
+            })
+        );
+        assert!(template_problems("$.call", &call.clone().into(), 1).is_empty());
+        let mut by_hand = Value::Object(call);
+        fill_workspace_root(&mut by_hand, "/r");
+        assert_eq!(
+            by_hand["patch"],
+            "*** Delete File: /r/a.txt {{steps.0.result.id}} /r"
+        );
+        assert_eq!(
+            template_problems("$.steps[0].call", &json!({"p": "{{workspaceRoot}}"}), 0),
+            Vec::<(String, String)>::new()
+        );
     }
 
     #[test]
@@ -299,7 +375,7 @@ mod tests {
             "plain": "{{not a template}}"
         }));
         assert_eq!(
-            Value::Object(substitute(&call, &results).unwrap()),
+            Value::Object(substitute(&call, at(&results)).unwrap()),
             json!({
                 "batchId": "batch-1",
                 "n": 3,
@@ -321,7 +397,7 @@ mod tests {
             ("{{steps.0.other}}", "names `steps.N.result`"),
             ("{{steps.0.result", "without its closing"),
         ] {
-            let err = substitute(&map(json!({"v": text})), &results).unwrap_err();
+            let err = substitute(&map(json!({"v": text})), at(&results)).unwrap_err();
             assert!(err.contains(says), "{text}: {err}");
         }
     }
