@@ -297,6 +297,10 @@ pub struct TypeDecl {
     pub nesting: usize,
     /// Field name → simple name of its declared type.
     pub fields: HashMap<String, String>,
+    /// A record's components: how many, and whether the last is varargs
+    /// (`record R(A a, B... bs)`: `(2, true)`), the parameters of its
+    /// compact constructor. `(0, false)` for other types.
+    pub components: (usize, bool),
 }
 
 /// A method or constructor declaration.

@@ -82,7 +82,12 @@ fn locals_of(node: Node<'_>, src: &[u8], steps: &mut u64) -> HashMap<String, Str
     while let Some(n) = stack.pop() {
         *steps += 1;
         match n.kind() {
-            "formal_parameter" | "enhanced_for_statement" | "resource" => put(
+            "formal_parameter" | "spread_parameter" => {
+                if let Some((name, ty)) = parameter(n, src) {
+                    out.insert(name, ty);
+                }
+            }
+            "enhanced_for_statement" | "resource" => put(
                 n.child_by_field_name("name"),
                 n.child_by_field_name("type"),
                 &mut out,
@@ -92,18 +97,6 @@ fn locals_of(node: Node<'_>, src: &[u8], steps: &mut u64) -> HashMap<String, Str
                 n.child_by_field_name("right"),
                 &mut out,
             ),
-            "spread_parameter" => {
-                // `T... xs` declares an array, as `T[] xs` does.
-                let kids = named(n);
-                let ty = kids.iter().find_map(|k| simple_type(*k, src));
-                let name = kids
-                    .iter()
-                    .find(|k| k.kind() == "variable_declarator")
-                    .and_then(|d| d.child_by_field_name("name"));
-                if let (Some(name), Some(ty)) = (name, ty) {
-                    out.insert(text(name, src), ty + "[]");
-                }
-            }
             "catch_formal_parameter" => {
                 let ty = named(n)
                     .into_iter()
@@ -129,6 +122,30 @@ fn locals_of(node: Node<'_>, src: &[u8], steps: &mut u64) -> HashMap<String, Str
     out
 }
 
+/// The name and declared type of a method's or a record's parameter:
+/// `T x` is `T`; `T... xs` declares an array, as `T[] xs` does, so it is
+/// `T[]`. `None` for a primitive or `var`, and for any other node.
+fn parameter(node: Node<'_>, src: &[u8]) -> Option<(String, String)> {
+    match node.kind() {
+        "formal_parameter" => {
+            let ty = simple_type(node.child_by_field_name("type")?, src)?;
+            Some((text(node.child_by_field_name("name")?, src), ty))
+        }
+        "spread_parameter" => {
+            let kids = named(node);
+            let ty = kids.iter().find_map(|k| simple_type(*k, src))?;
+            let name = kids
+                .iter()
+                .find(|k| k.kind() == "variable_declarator")
+                .and_then(|d| d.child_by_field_name("name"))?;
+            Some((text(name, src), ty + "[]"))
+        }
+        _ => None,
+    }
+}
+
+/// How many parameters a method, constructor or record declares, and
+/// whether the last is varargs.
 fn params_of(node: Node<'_>) -> (usize, bool) {
     let Some(p) = node.child_by_field_name("parameters") else {
         return (0, false);
@@ -312,17 +329,11 @@ impl Index {
                         type_names_in(k, src, &mut supers);
                     }
                 }
+                // A record's components are its fields (a varargs one an
+                // array, as a varargs parameter is).
                 let mut fields = HashMap::new();
                 if let Some(params) = node.child_by_field_name("parameters") {
-                    for p in named(params) {
-                        if let (Some(n), Some(t)) = (
-                            p.child_by_field_name("name"),
-                            p.child_by_field_name("type")
-                                .and_then(|t| simple_type(t, src)),
-                        ) {
-                            fields.insert(text(n, src), t);
-                        }
-                    }
+                    fields.extend(named(params).into_iter().filter_map(|p| parameter(p, src)));
                 }
                 self.types.push(TypeDecl {
                     simple: name,
@@ -332,6 +343,7 @@ impl Index {
                     outer: ctx.ty,
                     nesting,
                     fields,
+                    components: params_of(node),
                 });
                 child_ctx = Ctx {
                     ty: Some(self.types.len() - 1),
@@ -355,7 +367,9 @@ impl Index {
                             .map_or_else(String::new, |n| text(n, src))
                     };
                     let (params, varargs) = if kind == "compact_constructor_declaration" {
-                        (self.types[ty].fields.len(), false)
+                        // Not the typed fields: a component of a primitive
+                        // type is a parameter too.
+                        self.types[ty].components
                     } else {
                         params_of(node)
                     };

@@ -463,6 +463,56 @@ fn a_file_over_the_token_limit_is_skipped() {
 /// An array variable (`T[]`, varargs `T...`) is no workspace type: a call
 /// on it is external, and it shadows a field of the same name.
 #[test]
+fn record_components_are_fields_and_compact_constructor_parameters() {
+    let dir = ws(&[
+        (
+            "Item.java",
+            "class Item {\n  public Item clone() { return this; }\n}\n",
+        ),
+        (
+            "Bag.java",
+            "record Bag(Item first, Item... rest) {\n  Bag { first.clone(); }\n  \
+             void all() { rest.clone(); }\n}\n",
+        ),
+        (
+            "Point.java",
+            "record Point(int x, int y) {\n  Point { }\n}\n",
+        ),
+        (
+            "Use.java",
+            "class Use {\n  void make(Item a) {\n    new Bag(a, a, a);\n    new Bag(a);\n    \
+             new Point(1, 2);\n    new Point(1);\n  }\n}\n",
+        ),
+    ]);
+    // A varargs component is an array: its `clone` is external.
+    let doc = chain(&dir, json!({"method": "Bag.all", "direction": "callees"})).unwrap();
+    assert_eq!(doc["callees"][0]["method"], "rest.clone");
+    assert_eq!(doc["callees"][0]["external"], true);
+    // The compact constructor takes every component, varargs and
+    // primitive ones included.
+    let doc = chain(&dir, json!({"method": "Use.make", "direction": "callees"})).unwrap();
+    let linked: Vec<(String, u64)> = doc["callees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["method"].as_str().unwrap().to_string(),
+                c["callSites"][0]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        linked,
+        [
+            ("Bag.Bag".to_string(), 3),
+            ("Point.Point".to_string(), 5),
+            ("new Point".to_string(), 6)
+        ]
+    );
+}
+
+#[test]
 fn array_variables_are_not_their_element_type() {
     let dir = ws(&[
         ("Item.java", "class Item {\n  public Item clone() { return this; }\n}\n"),
