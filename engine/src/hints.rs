@@ -195,7 +195,7 @@ pub fn missing_file_hint(raw: &str, similar: &Similar, deleting: bool) -> String
     };
     if similar.cut_short {
         hint.push_str(&format!(
-            " (the search stopped after {MAX_WALK_ENTRIES} entries)"
+            " (the search stopped at {MAX_WALK_DIRS} folders or {MAX_WALK_ENTRIES} entries)"
         ));
     }
     hint
@@ -667,7 +667,7 @@ mod tests {
         assert!(similar.cut_short);
         assert!(similar.paths.is_empty());
         assert_eq!(tree.listed.load(Ordering::Relaxed), MAX_WALK_DIRS);
-        assert!(missing_file_hint("target.txt", &similar, false).contains("stopped after"));
+        assert!(missing_file_hint("target.txt", &similar, false).contains("the search stopped at"));
     }
 
     #[test]
