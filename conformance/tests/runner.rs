@@ -1393,6 +1393,43 @@ fn repro_writes_the_request_and_a_working_command() {
 }
 
 #[test]
+fn repro_writes_the_workspace_root_into_the_request() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let dir = out.path().join("r");
+    let run = patchspec(&[
+        "repro",
+        "apply_patch/diagnostics/hint-absolute-path-inside-workspace",
+        "--corpus",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"),
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let request: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("request.json")).expect("request"))
+            .expect("json");
+    let root = request["workspaceRoot"].as_str().expect("workspaceRoot");
+    let patch = request["params"]["patch"].as_str().expect("patch");
+    assert!(
+        patch.contains(&format!("*** Update File: {root}/src/a.py\n")),
+        "{patch}"
+    );
+    assert!(!patch.contains("{{"), "{patch}");
+    let answer = Command::new("sh")
+        .arg("-c")
+        .arg(run.stdout.trim())
+        .output()
+        .expect("run the printed command");
+    let answer: Value = serde_json::from_slice(&answer.stdout).expect("a TOOL_RESULT");
+    // apply_patch's result document travels as a JSON string.
+    let result: Value = serde_json::from_str(answer["data"]["result"].as_str().expect("a string"))
+        .expect("the result document");
+    let details = &result["error"]["details"];
+    assert_eq!(details["relativePath"], "src/a.py", "{answer}");
+    assert_eq!(details["path"], format!("{root}/src/a.py"));
+}
+
+#[test]
 fn zero_selection_in_list_and_shown_cases() {
     let c = Corpus::new();
     c.case("z/a", "", &[]);

@@ -656,6 +656,29 @@ mod tests {
     }
 
     #[test]
+    fn the_walk_stops_once_it_has_seen_its_entry_bound() {
+        // The root is read whole; the next folder is listed only while
+        // fewer than MAX_WALK_ENTRIES entries have been seen.
+        let walk = |root_files: usize| {
+            let mut files: Vec<String> = (0..root_files).map(|i| format!("f{i:05}.txt")).collect();
+            files.push("sub/target.txt".to_string());
+            let tree = Tree::new(&files.iter().map(String::as_str).collect::<Vec<_>>());
+            let similar = similar_paths(&tree, "target.txt", Looking::File);
+            (similar, tree.listed.load(Ordering::Relaxed))
+        };
+        // MAX - 1 files and `sub`: the bound is reached, `sub` is not listed.
+        let (similar, listed) = walk(MAX_WALK_ENTRIES - 1);
+        assert!(similar.cut_short);
+        assert!(similar.paths.is_empty());
+        assert_eq!(listed, 1);
+        // One entry fewer: `sub` is listed and its file found.
+        let (similar, listed) = walk(MAX_WALK_ENTRIES - 2);
+        assert!(!similar.cut_short);
+        assert_eq!(similar.paths.len(), 1);
+        assert_eq!(listed, 2);
+    }
+
+    #[test]
     fn the_walk_stops_at_its_bound() {
         // More folders than the directory bound, the file in the last one.
         let mut files: Vec<String> = (0..MAX_WALK_DIRS + 10)
