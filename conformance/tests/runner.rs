@@ -1358,14 +1358,12 @@ fn the_corpus_passes_in_process_and_lints_clean() {
     assert_eq!(lint.code, 0, "{}\n{}", lint.stdout, lint.stderr);
 }
 
-#[test]
-fn repro_writes_the_request_and_a_working_command() {
-    let out = tempfile::tempdir().expect("temp dir");
-    // A space and a quote: the printed command must quote them for sh.
-    let dir = out.path().join("r it's");
+/// A repro of `id` from the repository's corpus into `dir`: the request it
+/// wrote, and the answer of the command it printed (run with `sh -c`).
+fn repro(id: &str, dir: &std::path::Path) -> (Value, Value) {
     let run = patchspec(&[
         "repro",
-        "workspace.read_file/basic/reads-whole-file",
+        id,
         "--corpus",
         concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"),
         "--out",
@@ -1375,19 +1373,27 @@ fn repro_writes_the_request_and_a_working_command() {
     let request: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("request.json")).expect("request"))
             .expect("json");
+    let answer = Command::new("sh")
+        .arg("-c")
+        .arg(run.stdout.trim())
+        .output()
+        .expect("run the printed command");
+    let answer: Value = serde_json::from_slice(&answer.stdout).expect("a TOOL_RESULT");
+    (request, answer)
+}
+
+#[test]
+fn repro_writes_the_request_and_a_working_command() {
+    let out = tempfile::tempdir().expect("temp dir");
+    // A space and a quote: the printed command must quote them for sh.
+    let dir = out.path().join("r it's");
+    let (request, answer) = repro("workspace.read_file/basic/reads-whole-file", &dir);
     assert_eq!(request["type"], "TOOL_CALL");
     assert_eq!(request["toolName"], "workspace.read_file");
     assert_eq!(
         std::fs::read_to_string(dir.join("ws/src/a.txt")).expect("workspace file"),
         "one\ntwo\n"
     );
-    let command = run.stdout.trim();
-    let answer = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .output()
-        .expect("run the printed command");
-    let answer: Value = serde_json::from_slice(&answer.stdout).expect("a TOOL_RESULT");
     assert_eq!(answer["type"], "TOOL_RESULT");
     assert_eq!(answer["data"]["toolCallId"], request["toolCallId"]);
 }
@@ -1395,19 +1401,10 @@ fn repro_writes_the_request_and_a_working_command() {
 #[test]
 fn repro_writes_the_workspace_root_into_the_request() {
     let out = tempfile::tempdir().expect("temp dir");
-    let dir = out.path().join("r");
-    let run = patchspec(&[
-        "repro",
+    let (request, answer) = repro(
         "apply_patch/diagnostics/hint-absolute-path-inside-workspace",
-        "--corpus",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"),
-        "--out",
-        dir.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let request: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("request.json")).expect("request"))
-            .expect("json");
+        &out.path().join("r"),
+    );
     let root = request["workspaceRoot"].as_str().expect("workspaceRoot");
     let patch = request["params"]["patch"].as_str().expect("patch");
     assert!(
@@ -1415,12 +1412,6 @@ fn repro_writes_the_workspace_root_into_the_request() {
         "{patch}"
     );
     assert!(!patch.contains("{{"), "{patch}");
-    let answer = Command::new("sh")
-        .arg("-c")
-        .arg(run.stdout.trim())
-        .output()
-        .expect("run the printed command");
-    let answer: Value = serde_json::from_slice(&answer.stdout).expect("a TOOL_RESULT");
     // apply_patch's result document travels as a JSON string.
     let result: Value = serde_json::from_str(answer["data"]["result"].as_str().expect("a string"))
         .expect("the result document");
