@@ -229,6 +229,12 @@ pub struct ApplyOptions {
     /// an absolute path inside it is refused with its workspace-relative
     /// form suggested ([`crate::hints::relative_to_root`]).
     pub workspace_root: Option<PathBuf>,
+    /// Diagnose a refused hunk (and the hunks of a `stale_file` Update):
+    /// `details.diagnosis`, its hint, and the cause in the message
+    /// (docs/diagnostics.md). On by default. The
+    /// fuzzers turn it off on most inputs: it costs more than the apply it
+    /// explains, and they check the apply (docs/fuzzing.md).
+    pub diagnose: bool,
 }
 
 impl Default for ApplyOptions {
@@ -238,6 +244,7 @@ impl Default for ApplyOptions {
             dry_run: false,
             expected_sha256: BTreeMap::new(),
             workspace_root: None,
+            diagnose: true,
         }
     }
 }
@@ -485,6 +492,7 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
         expected,
         claimed: HashMap::new(),
         workspace_root: options.workspace_root.as_deref(),
+        diagnose: options.diagnose,
     };
     if options.atomic {
         let mut changes = Vec::new();
@@ -588,6 +596,8 @@ struct Planner<'f> {
     claimed: HashMap<String, usize>,
     /// [`ApplyOptions::workspace_root`], for the absolute-path hint.
     workspace_root: Option<&'f Path>,
+    /// [`ApplyOptions::diagnose`].
+    diagnose: bool,
 }
 
 impl Planner<'_> {
@@ -673,8 +683,9 @@ impl Planner<'_> {
                 }
                 let mode = self.fs.mode(&source.target).ok();
                 let verified = self.expected.contains_key(&source.normalized);
-                let after =
-                    planned.map_err(|e| here(hunk_error(path, hunks, e, &before, verified)))?;
+                let after = planned.map_err(|e| {
+                    here(hunk_error(path, hunks, e, &before, verified, self.diagnose))
+                })?;
                 // The new file is written from stretches of the old one: the
                 // file is held in memory once (crate::content).
                 let before = Arc::new(before);
@@ -821,7 +832,7 @@ impl Planner<'_> {
         raw: &str,
         hunks: &[envelope::Hunk<'_>],
     ) -> PatchError {
-        if e.kind != ErrorKind::StaleFile {
+        if e.kind != ErrorKind::StaleFile || !self.diagnose {
             return e;
         }
         let Ok(Some(current)) = self.current(p, raw) else {
@@ -1047,6 +1058,7 @@ fn hunk_error(
     e: crate::matching::HunkError,
     original: &[u8],
     hash_verified: bool,
+    diagnose: bool,
 ) -> PatchError {
     let i = e.hunk_index;
     let at = hunks.get(i).map_or(0, |h| h.span.line);
@@ -1061,6 +1073,11 @@ fn hunk_error(
         .with("hunkLine", at)
     };
     match e.failure {
+        HunkFailure::ContextNotFound if !diagnose => base(
+            ErrorKind::PatchApplyError,
+            "context not found: its context and removed lines do not occur in the file".into(),
+            "context_not_found",
+        ),
         HunkFailure::ContextNotFound => {
             let d = diagnose::hunk_not_found(original, hunks, i, hash_verified);
             let mut what =
@@ -1076,22 +1093,26 @@ fn hunk_error(
                 .with("diagnosis", diagnose::diagnosis_json(&d))
         }
         HunkFailure::MultipleMatches { lines, count: total } => {
+            let error = base(
+                ErrorKind::MultipleMatches,
+                format!(
+                    "its context and removed lines occur more than once (at lines {}{}); add context to make it unique",
+                    lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+                    match total.saturating_sub(lines.len()) {
+                        0 => String::new(),
+                        more => format!(" … and {more} more"),
+                    }
+                ),
+                "multiple_matches",
+            )
+            .with("matchLines", lines);
+            if !diagnose {
+                return error;
+            }
             let d = diagnose::multiple_matches(original, hunks, i, total);
-            base(
-            ErrorKind::MultipleMatches,
-            format!(
-                "its context and removed lines occur more than once (at lines {}{}); add context to make it unique",
-                lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
-                match total.saturating_sub(lines.len()) {
-                    0 => String::new(),
-                    more => format!(" … and {more} more"),
-                }
-            ),
-            "multiple_matches",
-        )
-        .with("matchLines", lines)
-        .with("hint", d.hint.clone())
-        .with("diagnosis", diagnose::diagnosis_json(&d))
+            error
+                .with("hint", d.hint.clone())
+                .with("diagnosis", diagnose::diagnosis_json(&d))
         }
         HunkFailure::Overlapping { other_hunk, line } => base(
             ErrorKind::OverlappingEdits,
