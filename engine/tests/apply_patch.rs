@@ -175,55 +175,41 @@ fn non_atomic_stops_at_the_first_failure_and_reports_what_changed() {
 #[test]
 fn without_the_diagnosis_a_refusal_keeps_its_kind_and_fields_and_drops_only_the_diagnosis() {
     let files: &[(&str, &str)] = &[("a.txt", "one\ntwo\none\n")];
-    let options = |diagnose| ApplyOptions {
-        diagnose,
-        ..ApplyOptions::default()
-    };
-    for (patch, kind, reason) in [
-        (
-            "*** Begin Patch\n*** Update File: a.txt\n@@\n-tow\n+2\n*** End Patch\n",
-            ErrorKind::PatchApplyError,
-            "context_not_found",
-        ),
-        (
-            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n",
-            ErrorKind::MultipleMatches,
-            "multiple_matches",
-        ),
-    ] {
-        let with = check(files, patch, options(true), Some(kind), None)
-            .error
-            .unwrap()
-            .details;
-        let without = check(files, patch, options(false), Some(kind), None)
-            .error
-            .unwrap()
-            .details;
-        assert!(
-            with.contains_key("diagnosis") && with.contains_key("hint"),
-            "{with:?}"
-        );
+    // The refusal with and without the diagnosis: the same but for
+    // `diagnosis` and `hint`.
+    let compare = |patch: &str, kind: ErrorKind, options: &dyn Fn(bool) -> ApplyOptions| {
+        let details = |diagnose| {
+            check(files, patch, options(diagnose), Some(kind), None)
+                .error
+                .unwrap()
+                .details
+        };
+        let (with, without) = (details(true), details(false));
+        assert!(with.contains_key("diagnosis"), "{with:?}");
         let mut expected = with.clone();
         expected.remove("diagnosis");
         expected.remove("hint");
-        assert_eq!(without, expected, "{reason}");
-        assert_eq!(without["reason"], reason);
-    }
+        assert_eq!(without, expected, "{kind:?}");
+    };
+    let plain = |diagnose| ApplyOptions {
+        diagnose,
+        ..ApplyOptions::default()
+    };
+    let context_not_found =
+        "*** Begin Patch\n*** Update File: a.txt\n@@\n-tow\n+2\n*** End Patch\n";
+    compare(context_not_found, ErrorKind::PatchApplyError, &plain);
+    compare(
+        "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n",
+        ErrorKind::MultipleMatches,
+        &plain,
+    );
     // A stale Update: its hunks are diagnosed against the file as it is.
     let stale = |diagnose| ApplyOptions {
         diagnose,
         expected_sha256: [("a.txt".to_string(), "0".repeat(64))].into(),
         ..ApplyOptions::default()
     };
-    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-tow\n+2\n*** End Patch\n";
-    let with = check(files, patch, stale(true), Some(ErrorKind::StaleFile), None);
-    let without = check(files, patch, stale(false), Some(ErrorKind::StaleFile), None);
-    let (with, without) = (with.error.unwrap().details, without.error.unwrap().details);
-    assert!(with.contains_key("diagnosis"), "{with:?}");
-    let mut expected = with.clone();
-    expected.remove("diagnosis");
-    expected.remove("hint");
-    assert_eq!(without, expected);
+    compare(context_not_found, ErrorKind::StaleFile, &stale);
 }
 
 #[test]

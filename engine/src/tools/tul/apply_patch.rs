@@ -231,9 +231,9 @@ pub struct ApplyOptions {
     pub workspace_root: Option<PathBuf>,
     /// Diagnose a refused hunk (and the hunks of a `stale_file` Update):
     /// `details.diagnosis`, its hint, and the cause in the message
-    /// (docs/diagnostics.md). On by default. The
-    /// fuzzers turn it off on most inputs: it costs more than the apply it
-    /// explains, and they check the apply (docs/fuzzing.md).
+    /// (docs/diagnostics.md). On by default. The fuzzers turn it off on
+    /// most inputs: it costs more than the apply it explains, and they
+    /// check the apply (docs/fuzzing.md).
     pub diagnose: bool,
 }
 
@@ -1073,16 +1073,14 @@ fn hunk_error(
         .with("hunkLine", at)
     };
     match e.failure {
-        HunkFailure::ContextNotFound if !diagnose => base(
-            ErrorKind::PatchApplyError,
-            "context not found: its context and removed lines do not occur in the file".into(),
-            "context_not_found",
-        ),
         HunkFailure::ContextNotFound => {
-            let d = diagnose::hunk_not_found(original, hunks, i, hash_verified);
             let mut what =
                 "context not found: its context and removed lines do not occur in the file"
                     .to_string();
+            if !diagnose {
+                return base(ErrorKind::PatchApplyError, what, "context_not_found");
+            }
+            let d = diagnose::hunk_not_found(original, hunks, i, hash_verified);
             what.push_str(&format!(" ({}", d.cause().as_str()));
             if let Some(line) = d.line {
                 what.push_str(&format!(", nearest at line {line}"));

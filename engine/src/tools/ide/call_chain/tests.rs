@@ -460,8 +460,8 @@ fn a_file_over_the_token_limit_is_skipped() {
     );
 }
 
-/// An array variable (`T[]`, varargs `T...`) is no workspace type: a call
-/// on it is external, and it shadows a field of the same name.
+/// A record's components are its fields (a varargs one an array), and its
+/// compact constructor takes every one of them.
 #[test]
 fn record_components_are_fields_and_compact_constructor_parameters() {
     let dir = ws(&[
@@ -512,6 +512,8 @@ fn record_components_are_fields_and_compact_constructor_parameters() {
     );
 }
 
+/// An array variable (`T[]`, varargs `T...`) is no workspace type: a call
+/// on it is external, and it shadows a field of the same name.
 #[test]
 fn array_variables_are_not_their_element_type() {
     let dir = ws(&[
