@@ -59,6 +59,14 @@ impl EntryKind {
 pub trait Fs: Send + Sync {
     /// The whole content of a file (following in-workspace symlinks).
     fn read(&self, path: &str) -> io::Result<Vec<u8>>;
+    /// [`Fs::read`], and the [`crate::hash::sha256_hex`] of the bytes read.
+    /// The real filesystem hashes a large file while reading it
+    /// ([`crate::hash::read_to_end_hashed`]); the default reads, then hashes.
+    fn read_hashed(&self, path: &str) -> io::Result<(Vec<u8>, String)> {
+        let bytes = self.read(path)?;
+        let digest = crate::hash::sha256_hex(&bytes);
+        Ok((bytes, digest))
+    }
     /// What `path` is, without following a final symlink; `Ok(None)` when absent.
     fn kind(&self, path: &str) -> io::Result<Option<EntryKind>>;
     /// The target of a symlink, exactly as stored.
@@ -128,6 +136,27 @@ fn flock_exclusive(fd: std::os::fd::RawFd, wait: bool) -> io::Result<Option<bool
 }
 
 impl RealFs {
+    /// Open a regular file for reading, with its size. O_NONBLOCK: opening a
+    /// FIFO must not wait for a writer; the handle is then checked, so a
+    /// FIFO, socket or device is refused unread.
+    fn open_regular(&self, path: &str) -> io::Result<(cap_std::fs::File, usize)> {
+        use cap_std::fs::OpenOptionsExt;
+        let file = self.root.open_with(
+            rel(path),
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC),
+        )?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{path} is not a regular file"),
+            ));
+        }
+        Ok((file, usize::try_from(meta.len()).unwrap_or(0)))
+    }
+
     /// Open the workspace at `root`, which must be an existing directory.
     pub fn open(root: &Path) -> io::Result<RealFs> {
         let dir = Dir::open_ambient_dir(root, ambient_authority())?;
@@ -261,26 +290,16 @@ fn rel(path: &str) -> &str {
 
 impl Fs for RealFs {
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
-        use cap_std::fs::OpenOptionsExt;
         use std::io::Read;
-        // O_NONBLOCK: opening a FIFO must not wait for a writer; the handle
-        // is then checked, so a FIFO, socket or device is refused unread.
-        let mut file = self.root.open_with(
-            rel(path),
-            OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC),
-        )?;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{path} is not a regular file"),
-            ));
-        }
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        let (mut file, size) = self.open_regular(path)?;
+        let mut bytes = Vec::with_capacity(size);
         file.read_to_end(&mut bytes)?;
         Ok(bytes)
+    }
+
+    fn read_hashed(&self, path: &str) -> io::Result<(Vec<u8>, String)> {
+        let (mut file, size) = self.open_regular(path)?;
+        crate::hash::read_to_end_hashed(&mut file, size)
     }
 
     fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
@@ -522,6 +541,10 @@ impl Fs for FaultFs<'_> {
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
         self.gate(FsOp::Read, path)?;
         self.inner.read(path)
+    }
+    fn read_hashed(&self, path: &str) -> io::Result<(Vec<u8>, String)> {
+        self.gate(FsOp::Read, path)?;
+        self.inner.read_hashed(path)
     }
     fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
         self.gate(FsOp::Kind, path)?;

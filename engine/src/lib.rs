@@ -12,7 +12,8 @@
 //!   which writes [`content`] (whole, or spliced from the pre-image);
 //!   [`journal`] (the commit's intent record and crash recovery), [`trash`]
 //!   (its bound) and [`workspace`] (the writer lock and recovery on entry);
-//! - [`text`]: line views over file bytes (endings, BOM, final newline);
+//! - [`text`]: line views over file bytes (endings, BOM, final newline),
+//!   split on every core when large (`parallel`, private);
 //! - [`envelope`] (grammar), [`matching`] (zero-fuzz hunk location),
 //!   [`diagnose`] (why an edit did not apply) and [`hints`] (what to send
 //!   instead), both on the failure path only, and the tools in [`tools`]
@@ -43,6 +44,7 @@ pub mod hash;
 pub mod hints;
 pub mod journal;
 pub mod matching;
+mod parallel;
 pub mod path_guard;
 pub mod store;
 pub mod text;

@@ -9,7 +9,10 @@
 //! content and stays in front of the file.
 //!
 //! The index is one list of line starts (`Offsets`: 32 bits each while
-//! the file is under 4 GiB), built with memchr: no allocation per line.
+//! the file is under 4 GiB), built with memchr: no allocation per line; a
+//! file of 8 MiB or more is scanned on every core ([`crate::parallel`]).
+
+use crate::parallel;
 
 /// A list of byte offsets or line numbers, stored in 32 bits while every
 /// value fits (any file under 4 GiB) and widened to `usize` the first time
@@ -153,19 +156,22 @@ pub struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    /// Index the lines of `bytes`.
+    /// Index the lines of `bytes` (a large file on every core: [`crate::parallel`]).
     pub fn new(bytes: &'a [u8]) -> Lines<'a> {
+        Lines::split(bytes, parallel::parts(bytes.len(), PARALLEL_PART_BYTES))
+    }
+
+    /// [`Lines::new`] with the scan cut into `parts` stretches, one thread each.
+    fn split(bytes: &'a [u8], parts: usize) -> Lines<'a> {
         let bom = bytes.starts_with(BOM);
         let body = if bom { BOM.len() } else { 0 };
-        let mut starts = Offsets::with_capacity(bytes.len() / 40 + 2);
-        if body < bytes.len() {
-            starts.push(body);
-            for i in memchr::memchr_iter(b'\n', &bytes[body..]) {
-                starts.push(body + i + 1);
-            }
-            if starts.last() == Some(bytes.len()) {
-                starts.pop();
-            }
+        let mut starts = if body < bytes.len() {
+            line_starts(bytes, body, parts)
+        } else {
+            Offsets::with_capacity(1)
+        };
+        if starts.last() == Some(bytes.len()) {
+            starts.pop();
         }
         starts.push(bytes.len());
         Lines { bytes, bom, starts }
@@ -235,6 +241,61 @@ impl<'a> Lines<'a> {
     }
 }
 
+/// A file at least twice this long is split into lines on more than one
+/// thread: below, starting one costs more than it saves.
+const PARALLEL_PART_BYTES: usize = 4 << 20;
+
+/// `body` (where line 1 starts) and the start of every line after it: the
+/// offset after each `\n` of `bytes[body..]`, up to `bytes.len()` itself.
+/// With `parts > 1` the bytes are cut just after a `\n` into that many
+/// stretches of about equal length, each scanned on its own thread.
+fn line_starts(bytes: &[u8], body: usize, parts: usize) -> Offsets {
+    // A file of 4 GiB or more keeps the one-thread path: its offsets widen.
+    if parts <= 1 || u32::try_from(bytes.len()).is_err() {
+        let mut starts = Offsets::with_capacity(bytes.len() / 40 + 2);
+        starts.push(body);
+        for i in memchr::memchr_iter(b'\n', &bytes[body..]) {
+            starts.push(body + i + 1);
+        }
+        return starts;
+    }
+    let len = bytes.len() - body;
+    let mut cuts = vec![body];
+    for p in 1..parts {
+        let from = (body + len / parts * p).max(cuts[cuts.len() - 1]);
+        let cut = memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i + 1);
+        cuts.push(cut);
+    }
+    cuts.push(bytes.len());
+    let stretches: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
+    // Two passes, each on every core: count the lines of each stretch, then
+    // write their starts straight into their place in the one list (no
+    // list per stretch to be joined afterwards).
+    let mut counts = vec![0usize; parts];
+    let counting = counts.iter_mut().zip(&stretches).collect();
+    parallel::for_each(counting, parts, |(count, &(from, to))| {
+        *count = memchr::memchr_iter(b'\n', &bytes[from..to]).count();
+    });
+    // Every value is at most `bytes.len()`, which fits in 32 bits (checked
+    // above), so the list is narrow from the start.
+    let mut starts = vec![0u32; 1 + counts.iter().sum::<usize>()];
+    starts[0] = body as u32;
+    let mut rest = &mut starts[1..];
+    let mut filling = Vec::with_capacity(parts);
+    for (&(from, to), &count) in stretches.iter().zip(&counts) {
+        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(count);
+        rest = tail;
+        filling.push((piece, from, to));
+    }
+    parallel::for_each(filling, parts, |(piece, from, to)| {
+        let ends = memchr::memchr_iter(b'\n', &bytes[from..to]);
+        for (start, i) in piece.iter_mut().zip(ends) {
+            *start = (from + i + 1) as u32;
+        }
+    });
+    Offsets::Narrow(starts)
+}
+
 fn ending_len(full: &[u8]) -> usize {
     if full.ends_with(b"\r\n") {
         2
@@ -297,6 +358,29 @@ mod tests {
         assert_eq!(Lines::new(b"a\nb\r\n").newline(), Newline::Lf);
         // A lone CR is content.
         assert_eq!(Lines::new(b"a\rb\n").content(0), b"a\rb");
+    }
+
+    #[test]
+    fn lines_split_on_several_threads_are_the_lines_split_on_one() {
+        let texts: [&[u8]; 9] = [
+            b"",
+            b"\n",
+            b"a",
+            b"a\nb",
+            b"a\nb\n",
+            b"\n\n\n\n\n\n",
+            b"\xEF\xBB\xBF",
+            b"\xEF\xBB\xBFx\r\ny\n\nlast",
+            b"one long line without any newline at all",
+        ];
+        for text in texts {
+            let one = Lines::split(text, 1);
+            for parts in [2, 3, 5, 64] {
+                let many = Lines::split(text, parts);
+                assert_eq!(many.starts, one.starts, "{text:?} in {parts} parts");
+                assert_eq!(many.bom, one.bom);
+            }
+        }
     }
 
     #[test]

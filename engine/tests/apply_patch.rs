@@ -388,6 +388,43 @@ fn stale_checks_use_the_hash_map() {
     );
 }
 
+/// A file large enough to be hashed while it is read (in stretches, on a
+/// second thread) and split into lines on several: the stale check still
+/// names the file's exact digest, and the edit lands where it belongs.
+#[test]
+fn a_large_file_is_checked_and_edited_as_a_small_one() {
+    let body: String = (0..900_000).map(|i| format!("line {i}\n")).collect();
+    assert!(
+        body.len() > 8 << 20,
+        "past the sizes that stay on one thread"
+    );
+    let files: &[(&str, &str)] = &[("big.txt", &body)];
+    let patch = "*** Begin Patch\n*** Update File: big.txt\n@@\n line 899998\n-line 899999\n+changed\n*** End Patch\n";
+    let with = |sha: &str| ApplyOptions {
+        expected_sha256: [("big.txt".to_string(), sha.to_string())].into(),
+        ..ApplyOptions::default()
+    };
+    let after = body.replace("line 899999\n", "changed\n");
+    check(
+        files,
+        patch,
+        with(&sha256_hex(body.as_bytes())),
+        None,
+        Some(&[("big.txt", &after)]),
+    );
+    let stale = check(
+        files,
+        patch,
+        with(&sha256_hex(b"other")),
+        Some(ErrorKind::StaleFile),
+        None,
+    );
+    assert_eq!(
+        stale.error.unwrap().details["actualSha256"],
+        sha256_hex(body.as_bytes())
+    );
+}
+
 /// `./a.txt` and `a.txt` name one file: with different digests the map
 /// contradicts itself and is refused (in either order, naming both keys);
 /// the last one winning would silently drop the stale check.

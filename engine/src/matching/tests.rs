@@ -725,3 +725,56 @@ fn work_is_linear_on_a_file_of_braces() {
         lines.len()
     );
 }
+
+mod in_parts {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The index read in parts, on several threads, is the index read in
+    /// one pass: the same ids, the same lines off the root with the same
+    /// states, whatever the cut (a part without any line outside the old
+    /// sides, a head that is the whole part, parts of one line).
+    fn same_index(file: &str, spec: &str) {
+        let lines = Lines::new(file.as_bytes());
+        let hunks = hunks(spec);
+        let one = PostState::with_parts(&lines, &hunks, 1);
+        for parts in [2, 3, 5, 64] {
+            let many = PostState::with_parts(&lines, &hunks, parts);
+            assert_eq!(
+                many.orig_ids, one.orig_ids,
+                "{parts} parts: {file:?} {spec:?}"
+            );
+            assert_eq!(
+                many.occ_pos, one.occ_pos,
+                "{parts} parts: {file:?} {spec:?}"
+            );
+            assert_eq!(
+                many.occ_state, one.occ_state,
+                "{parts} parts: {file:?} {spec:?}"
+            );
+            assert_eq!(many.by_tin, one.by_tin, "{parts} parts: {file:?} {spec:?}");
+        }
+    }
+
+    #[test]
+    fn heads_carry_the_state_across_parts() {
+        // Every line is in an old side: no part has an id-0 line.
+        same_index(
+            "a\nb\na\nb\na\nb\na\nb\n",
+            "@@\n a\n-b\n a\n b\n a\n b\n a\n+c",
+        );
+        // Lines outside the old sides at the cuts and inside the parts.
+        same_index("a\nx\nb\nc\nx\nx\na\nb\nc\nd\n", "@@\n a\n b\n-c\n+z");
+        same_index("", "@@\n+a");
+        same_index("x\n", "@@\n-x\n+y");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn the_index_in_parts_is_the_index_in_one((lines, spec) in generate::case()) {
+            let file: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            same_index(&file, &spec);
+        }
+    }
+}

@@ -892,10 +892,18 @@ impl Planner<'_> {
     /// The file's bytes, `None` when nothing is there; a directory or other
     /// non-file is refused.
     fn current(&self, p: &GuardedPath, raw: &str) -> Result<Option<Vec<u8>>, PatchError> {
+        self.current_with(p, raw, |fs, path| fs.read(path))
+    }
+
+    /// [`Self::current`] read through `read` ([`Fs::read`] or [`Fs::read_hashed`]).
+    fn current_with<T>(
+        &self,
+        p: &GuardedPath,
+        raw: &str,
+        read: impl FnOnce(&dyn Fs, &str) -> std::io::Result<T>,
+    ) -> Result<Option<T>, PatchError> {
         match self.kind(&p.target, raw)? {
-            Some(EntryKind::File) => self
-                .fs
-                .read(&p.target)
+            Some(EntryKind::File) => read(self.fs, &p.target)
                 .map(Some)
                 .map_err(|e| io_error(raw, &e)),
             None => Ok(None),
@@ -922,40 +930,36 @@ impl Planner<'_> {
 
     /// [`Self::read_checked`] for an Update, and its hunks applied in
     /// memory. The stale check hashes the whole file: with a digest to check,
-    /// the hash runs on a second thread while the hunks are planned, so it
-    /// adds nothing to the latency of a large file. The verdicts keep their
-    /// order: a stale file is refused as stale whatever its hunks do.
+    /// the file is hashed while it is read ([`Fs::read_hashed`]), so the
+    /// check adds little to the latency of a large file and a stale file is
+    /// refused before any hunk is planned.
     fn read_checked_and_plan(
         &self,
         p: &GuardedPath,
         raw: &str,
         hunks: &[envelope::Hunk<'_>],
     ) -> Result<(Vec<u8>, Planned), PatchError> {
-        let current = self.current(p, raw)?;
         let digest = self
             .expected
             .get(&p.normalized)
             .map(|(_, expected)| expected.as_str())
             .filter(|expected| !expected.is_empty());
-        let (matched, planned) = std::thread::scope(|scope| {
-            let hashing = match (digest, current.as_deref()) {
-                (Some(expected), Some(bytes)) => {
-                    Some(scope.spawn(move || matches_sha256(expected, bytes)))
-                }
-                _ => None,
-            };
-            let planned = current.as_deref().map(|bytes| splice_hunks(bytes, hunks));
-            // A hashing thread that panicked verifies nothing: the stale
-            // check below runs again on this thread.
-            let matched = hashing.is_some_and(|h| h.join().unwrap_or(false));
-            (matched, planned)
-        });
+        let (current, matched) = match digest {
+            Some(expected) => match self.current_with(p, raw, |fs, path| fs.read_hashed(path))? {
+                Some((bytes, actual)) => (Some(bytes), actual.eq_ignore_ascii_case(expected)),
+                None => (None, false),
+            },
+            None => (self.current(p, raw)?, false),
+        };
         if !matched {
             self.stale_check(p, current.as_deref(), false)?;
         }
-        match (current, planned) {
-            (Some(bytes), Some(planned)) => Ok((bytes, planned)),
-            _ => Err(self.missing_file(p, raw, false)),
+        match current {
+            Some(bytes) => {
+                let planned = splice_hunks(&bytes, hunks);
+                Ok((bytes, planned))
+            }
+            None => Err(self.missing_file(p, raw, false)),
         }
     }
 }

@@ -16,7 +16,6 @@ use super::batch::{FilePatch, ValidatedBatch};
 use crate::commit::{commit, Change};
 use crate::content::{Content, Shared, Splice};
 use crate::fs::{EntryKind, Fs};
-use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
 
 /// What `skippedBecause` says of a file that was fine but not written
@@ -324,7 +323,8 @@ pub(crate) fn locate(fs: &dyn Fs, doc_path: &str) -> Result<String, FileFailure>
 fn prepare(fs: &dyn Fs, file: &FilePatch) -> Result<Prepared, (Option<String>, FileFailure)> {
     let target = locate(fs, &file.doc_path).map_err(|f| (None, f))?;
     let fail = |f: FileFailure| (Some(target.clone()), f);
-    let before = fs.read(&target).map_err(|e| {
+    // Hashed while read: the check adds little to a large file's read.
+    let (before, actual) = fs.read_hashed(&target).map_err(|e| {
         fail(if e.kind() == io::ErrorKind::NotFound {
             FileFailure::NotFound {
                 message: format!("{target} disappeared while it was read"),
@@ -333,7 +333,6 @@ fn prepare(fs: &dyn Fs, file: &FilePatch) -> Result<Prepared, (Option<String>, F
             io_failure(&target, &e)
         })
     })?;
-    let actual = sha256_hex(&before);
     if !actual.eq_ignore_ascii_case(&file.original_sha256) {
         return Err(fail(FileFailure::ShaMismatch {
             expected: file.original_sha256.clone(),

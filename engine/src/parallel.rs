@@ -1,0 +1,92 @@
+//! Large per-line work shared among the machine's cores.
+//!
+//! After the read, planning an edit to a 100 MB file spends most of its time
+//! on two passes that look at each line alone: splitting the bytes into
+//! lines ([`crate::text::Lines`]) and giving each line its id for the matcher
+//! ([`crate::matching`]). Both split into independent stretches, so a large
+//! file is cut into a few parts and each part runs on its own thread while
+//! the stale check's SHA-256 runs on another (docs/performance.md). The
+//! result is the same as on one thread, part for part; only the wall time
+//! changes, and the work (the cost bounds in those modules) does not.
+//!
+//! Small inputs stay on the calling thread: starting a thread costs tens of
+//! microseconds, more than splitting a megabyte. A thread the system refuses
+//! to start leaves its parts to the threads that did start, so a process at
+//! its thread limit still gets its answer.
+
+use std::num::NonZeroUsize;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::thread;
+
+/// No more threads than this, whatever the machine: the passes are bound by
+/// memory bandwidth well before.
+const MAX_THREADS: usize = 8;
+
+/// How many threads the machine can run at once (at most [`MAX_THREADS`]),
+/// asked once per process: the answer reads cgroup files on Linux.
+pub(crate) fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| {
+        thread::available_parallelism()
+            .map_or(1, NonZeroUsize::get)
+            .min(MAX_THREADS)
+    })
+}
+
+/// How many parts to cut `len` units of work into so that each holds at
+/// least `min_part` of them: 1 (this thread alone) for small inputs, at most
+/// [`cores`].
+pub(crate) fn parts(len: usize, min_part: usize) -> usize {
+    (len / min_part.max(1)).clamp(1, cores())
+}
+
+/// Run `work` on every item, on `threads` threads at most (this one
+/// included). Each thread takes the next item not yet taken, so the items
+/// may be of unequal size; with one thread or one item everything runs
+/// here, in order.
+pub(crate) fn for_each<P: Send>(items: Vec<P>, threads: usize, work: impl Fn(P) + Sync) {
+    let helpers = threads.min(items.len()).saturating_sub(1);
+    if helpers == 0 {
+        items.into_iter().for_each(work);
+        return;
+    }
+    let queue = Mutex::new(items.into_iter());
+    let next = || queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+    let drain = || {
+        while let Some(item) = next() {
+            work(item);
+        }
+    };
+    thread::scope(|scope| {
+        for _ in 0..helpers {
+            // A thread that cannot be started takes nothing from the queue:
+            // the others, this one included, drain it.
+            let _ = thread::Builder::new().spawn_scoped(scope, drain);
+        }
+        drain();
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn every_item_is_worked_on_exactly_once_whatever_the_thread_count() {
+        for threads in [0, 1, 2, 3, 16] {
+            let seen: Vec<AtomicUsize> = (0..50).map(|_| AtomicUsize::new(0)).collect();
+            for_each((0..50).collect(), threads, |i: usize| {
+                seen[i].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(seen.iter().all(|n| n.load(Ordering::Relaxed) == 1));
+        }
+    }
+
+    #[test]
+    fn small_inputs_are_one_part() {
+        assert_eq!(parts(10, 1 << 20), 1);
+        assert_eq!(parts(0, 0), 1);
+        assert!(parts(usize::MAX, 1) <= MAX_THREADS);
+    }
+}
