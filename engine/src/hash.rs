@@ -29,10 +29,10 @@ pub fn sha256_hex_of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Str
 /// Read `reader` to its end and return the bytes with their [`sha256_hex`].
 ///
 /// `size` is the length the caller expects (a file's metadata). A large
-/// input is read in stretches of [`HASHED_STRETCH`] bytes, each hashed on a
-/// second thread as soon as it is in, so the SHA-256 of a stale check runs
-/// beside the read instead of after it (docs/performance.md: for 100 MB it
-/// is as long as the read itself). The digest is always that of the bytes
+/// input is read in stretches of 4 MiB, each hashed on a second thread as
+/// soon as it is in, so the SHA-256 of a stale check runs beside the read
+/// instead of after it (docs/performance.md: for 100 MB it is as long as
+/// the read itself). The digest is always that of the bytes
 /// returned: a file that grows or shrinks meanwhile is read to its end, as
 /// [`Read::read_to_end`] would, and hashed as read.
 pub fn read_to_end_hashed(reader: &mut impl Read, size: usize) -> io::Result<(Vec<u8>, String)> {

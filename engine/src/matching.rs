@@ -22,7 +22,7 @@
 //! time a hunk needs it. Either way, no other line is looked at.
 //!
 //! The ids and the automaton's pass are one pass per part of the file, the
-//! parts on every core ([`index_original`]); the line split before it too
+//! parts on every core (`index_original`); the line split before it too
 //! ([`crate::text`]). Same index, same work, less wall time.
 //!
 //! **Post-state.** Applied hunks are blocks spliced into a view of the
@@ -87,7 +87,7 @@ use automaton::{Automaton, ROOT};
 use wavelet::Wavelet;
 
 /// A file of at least twice this many lines has its lines identified on
-/// more than one thread ([`crate::parallel`]).
+/// more than one thread (`crate::parallel`).
 const PARALLEL_PART_LINES: usize = 1 << 16;
 
 /// How many match locations a `multiple_matches` failure lists at most.

@@ -10,7 +10,7 @@
 //!
 //! The index is one list of line starts (`Offsets`: 32 bits each while
 //! the file is under 4 GiB), built with memchr: no allocation per line; a
-//! file of 8 MiB or more is scanned on every core ([`crate::parallel`]).
+//! file of 8 MiB or more is scanned on every core (`crate::parallel`).
 
 use crate::parallel;
 
@@ -156,7 +156,7 @@ pub struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    /// Index the lines of `bytes` (a large file on every core: [`crate::parallel`]).
+    /// Index the lines of `bytes` (a large file on every core).
     pub fn new(bytes: &'a [u8]) -> Lines<'a> {
         Lines::split(bytes, parallel::parts(bytes.len(), PARALLEL_PART_BYTES))
     }
