@@ -44,11 +44,11 @@ pub fn read_to_end_hashed(reader: &mut impl Read, size: usize) -> io::Result<(Ve
     }
     let mut bytes = vec![0u8; size];
     let (read, mut hasher) = thread::scope(|scope| -> io::Result<(usize, Sha256)> {
-        let (stretches, to_hash) = mpsc::channel::<&[u8]>();
+        let (to_helper, from_reader) = mpsc::channel::<&[u8]>();
         let helper = thread::Builder::new()
             .spawn_scoped(scope, move || {
                 let mut hasher = Sha256::new();
-                for stretch in to_hash {
+                for stretch in from_reader {
                     hasher.update(stretch);
                 }
                 hasher
@@ -65,14 +65,14 @@ pub fn read_to_end_hashed(reader: &mut impl Read, size: usize) -> io::Result<(Ve
             let done = &done[..n];
             match &helper {
                 // A send fails only if the helper is gone: its join says so.
-                Some(_) => drop(stretches.send(done)),
+                Some(_) => drop(to_helper.send(done)),
                 None => here.update(done),
             }
             if n < whole {
                 break;
             }
         }
-        drop(stretches);
+        drop(to_helper);
         let hasher = match helper {
             Some(helper) => helper
                 .join()

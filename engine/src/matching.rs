@@ -438,8 +438,10 @@ fn index_original(
     ac: &Automaton,
     parts: usize,
 ) -> (Vec<u32>, Offsets, Vec<u32>) {
-    /// What one part found; `from` is where it began reading at the root
-    /// (`None`: it has no id-0 line, so all of it is head).
+    /// What one part found. `first` is the part's first line (a line
+    /// number of the file); `from` counts from `first`: the part was read
+    /// at the root from its line `from` on (`None`: it has no id-0 line, so
+    /// all of it is head).
     struct Part {
         first: usize,
         from: Option<usize>,
@@ -485,7 +487,7 @@ fn index_original(
     let total = found.iter().map(|p| p.occ_state.len()).sum::<usize>();
     let (mut occ_pos, mut occ_state) = (Offsets::with_capacity(total), Vec::with_capacity(total));
     let mut s = ROOT;
-    for (k, part) in found.iter().enumerate() {
+    for part in &found {
         let end = (part.first + size).min(n);
         let head_end = part.from.map_or(end, |from| part.first + from);
         for (y, &id) in orig_ids.iter().enumerate().take(head_end).skip(part.first) {
@@ -496,7 +498,8 @@ fn index_original(
             }
         }
         if part.from.is_some() {
-            debug_assert!(k == 0 || s == ROOT, "a head ends on an id-0 line");
+            // Part 0 has no head; any other head ends on an id-0 line.
+            debug_assert!(s == ROOT, "a head ends at the root");
             for i in 0..part.occ_pos.len() {
                 occ_pos.push(part.occ_pos.get(i));
             }

@@ -1,13 +1,14 @@
 //! Large per-line work shared among the machine's cores.
 //!
-//! After the read, planning an edit to a 100 MB file spends most of its time
-//! on two passes that look at each line alone: splitting the bytes into
-//! lines ([`crate::text::Lines`]) and giving each line its id for the matcher
-//! ([`crate::matching`]). Both split into independent stretches, so a large
-//! file is cut into a few parts and each part runs on its own thread while
-//! the stale check's SHA-256 runs on another (docs/performance.md). The
-//! result is the same as on one thread, part for part; only the wall time
-//! changes, and the work (the cost bounds in those modules) does not.
+//! After the read (and the stale check's SHA-256, which runs beside the
+//! read: [`crate::hash::read_to_end_hashed`]), planning an edit to a 100 MB
+//! file spends most of its time on two passes that look at each line alone:
+//! splitting the bytes into lines ([`crate::text::Lines`]) and giving each
+//! line its id for the matcher ([`crate::matching`]). Both split into
+//! independent stretches, so a large file is cut into a few parts, each on
+//! its own thread (docs/performance.md). The result is the same as on one
+//! thread, part for part; only the wall time changes, and the work (the
+//! cost bounds in those modules) does not.
 //!
 //! Small inputs stay on the calling thread: starting a thread costs tens of
 //! microseconds, more than splitting a megabyte. A thread the system refuses

@@ -10,7 +10,8 @@
 //!
 //! The index is one list of line starts (`Offsets`: 32 bits each while
 //! the file is under 4 GiB), built with memchr: no allocation per line; a
-//! file of 8 MiB or more is scanned on every core (`crate::parallel`).
+//! file of 8 MiB or more is scanned on several threads, one per 4 MiB up to
+//! the number of cores (`crate::parallel`).
 
 use crate::parallel;
 
@@ -156,7 +157,7 @@ pub struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    /// Index the lines of `bytes` (a large file on every core).
+    /// Index the lines of `bytes` (a large file on several threads).
     pub fn new(bytes: &'a [u8]) -> Lines<'a> {
         Lines::split(bytes, parallel::parts(bytes.len(), PARALLEL_PART_BYTES))
     }
@@ -278,7 +279,11 @@ fn line_starts(bytes: &[u8], body: usize, parts: usize) -> Offsets {
     });
     // Every value is at most `bytes.len()`, which fits in 32 bits (checked
     // above), so the list is narrow from the start.
-    let mut starts = vec![0u32; 1 + counts.iter().sum::<usize>()];
+    let lines = counts.iter().sum::<usize>();
+    // Room for the end-of-file sentinel `Lines` pushes, so that push does
+    // not copy the whole list.
+    let mut starts = Vec::with_capacity(lines + 2);
+    starts.resize(lines + 1, 0u32);
     starts[0] = body as u32;
     let mut rest = &mut starts[1..];
     let mut filling = Vec::with_capacity(parts);

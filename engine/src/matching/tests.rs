@@ -765,6 +765,8 @@ mod in_parts {
         );
         // Lines outside the old sides at the cuts and inside the parts.
         same_index("a\nx\nb\nc\nx\nx\na\nb\nc\nd\n", "@@\n a\n b\n-c\n+z");
+        // A BOM in front, CRLF endings, no final newline.
+        same_index("\u{feff}a\r\nx\r\nb\nc\nx\na\nb", "@@\n a\n-b\n+z");
         same_index("", "@@\n+a");
         same_index("x\n", "@@\n-x\n+y");
     }
