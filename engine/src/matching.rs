@@ -473,15 +473,8 @@ fn index_original(
             part_ids.iter().position(|&id| id == 0).map(|k| k + 1)
         };
         if let Some(from) = part.from {
-            let mut s = ROOT;
-            for (k, &id) in part_ids.iter().enumerate().skip(from) {
-                s = ac.step(s, id);
-                if s != ROOT {
-                    part.occ_pos.push(part.first + k);
-                    part.occ_state.push(s);
-                }
-            }
-            part.last_state = s;
+            let (pos, state) = (&mut part.occ_pos, &mut part.occ_state);
+            part.last_state = read_ids(ac, ROOT, &part_ids[from..], part.first + from, pos, state);
         }
     });
     let total = found.iter().map(|p| p.occ_state.len()).sum::<usize>();
@@ -490,13 +483,8 @@ fn index_original(
     for part in &found {
         let end = (part.first + size).min(n);
         let head_end = part.from.map_or(end, |from| part.first + from);
-        for (y, &id) in orig_ids.iter().enumerate().take(head_end).skip(part.first) {
-            s = ac.step(s, id);
-            if s != ROOT {
-                occ_pos.push(y);
-                occ_state.push(s);
-            }
-        }
+        let head = &orig_ids[part.first..head_end];
+        s = read_ids(ac, s, head, part.first, &mut occ_pos, &mut occ_state);
         if part.from.is_some() {
             // Part 0 has no head; any other head ends on an id-0 line.
             debug_assert!(s == ROOT, "a head ends at the root");
@@ -508,6 +496,27 @@ fn index_original(
         }
     }
     (orig_ids, occ_pos, occ_state)
+}
+
+/// Step `ac` from state `s` through `ids` (the lines from `first` on),
+/// recording each line where the state is not the root and that state;
+/// returns the last state.
+fn read_ids(
+    ac: &Automaton,
+    mut s: u32,
+    ids: &[u32],
+    first: usize,
+    occ_pos: &mut Offsets,
+    occ_state: &mut Vec<u32>,
+) -> u32 {
+    for (k, &id) in ids.iter().enumerate() {
+        s = ac.step(s, id);
+        if s != ROOT {
+            occ_pos.push(first + k);
+            occ_state.push(s);
+        }
+    }
+    s
 }
 
 /// A position in the post-state.

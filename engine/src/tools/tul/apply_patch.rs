@@ -33,7 +33,7 @@ use crate::diagnose;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 use crate::fs::{parent_of, EntryKind, Fs};
-use crate::hash::{is_sha256_hex, matches_sha256, sha256_hex};
+use crate::hash::{is_sha256_hex, sha256_hex};
 use crate::hints::{self, Looking};
 use crate::matching::{splice_hunks, HunkError, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
@@ -615,7 +615,7 @@ impl Planner<'_> {
                 no_newline_at_end,
             } => {
                 let p = self.guard(path, line).map_err(here)?;
-                self.stale_check(&p, None, true).map_err(here)?;
+                self.stale_check(&p, None, None, true).map_err(here)?;
                 self.must_be_absent(&p, path, hints::add_exists_hint(path))
                     .map_err(here)?;
                 self.parent_must_exist(&p, path).map_err(here)?;
@@ -679,7 +679,7 @@ impl Planner<'_> {
                     .map_err(|e| self.stale_diagnosis(e, &source, path, hunks))
                     .map_err(here)?;
                 if let Some(dest) = &dest {
-                    self.stale_check(dest, None, true).map_err(here)?;
+                    self.stale_check(dest, None, None, true).map_err(here)?;
                 }
                 let mode = self.fs.mode(&source.target).ok();
                 let verified = self.expected.contains_key(&source.normalized);
@@ -776,13 +776,15 @@ impl Planner<'_> {
 
     /// Check `expectedSha256ByPath` for `p`. `current` is the file's content
     /// when the caller already read it (so no file is read twice), `None`
-    /// when it is absent or was not read. `creates` is set for an Add and a
-    /// move destination, where only `""` can hold (patch-envelope.md: "any
-    /// other value is treated as stale").
+    /// when it is absent or was not read; `digest` its SHA-256 when the
+    /// caller already has that too (so no file is hashed twice). `creates`
+    /// is set for an Add and a move destination, where only `""` can hold
+    /// (patch-envelope.md: "any other value is treated as stale").
     fn stale_check(
         &self,
         p: &GuardedPath,
         current: Option<&[u8]>,
+        digest: Option<&str>,
         creates: bool,
     ) -> Result<(), PatchError> {
         let Some((raw, expected)) = self.expected.get(&p.normalized) else {
@@ -815,10 +817,14 @@ impl Planner<'_> {
                 read.as_deref()
             }
         };
-        match bytes {
-            Some(b) if !creates && !expected.is_empty() && matches_sha256(expected, b) => Ok(()),
-            Some(b) => Err(stale(sha256_hex(b).into())),
-            None => Err(stale(Value::Null)),
+        let Some(bytes) = bytes else {
+            return Err(stale(Value::Null));
+        };
+        let actual = digest.map_or_else(|| sha256_hex(bytes), str::to_string);
+        if !creates && !expected.is_empty() && expected.eq_ignore_ascii_case(&actual) {
+            Ok(())
+        } else {
+            Err(stale(actual.into()))
         }
     }
 
@@ -924,7 +930,7 @@ impl Planner<'_> {
         deleting: bool,
     ) -> Result<Vec<u8>, PatchError> {
         let current = self.current(p, raw)?;
-        self.stale_check(p, current.as_deref(), false)?;
+        self.stale_check(p, current.as_deref(), None, false)?;
         current.ok_or_else(|| self.missing_file(p, raw, deleting))
     }
 
@@ -939,21 +945,19 @@ impl Planner<'_> {
         raw: &str,
         hunks: &[envelope::Hunk<'_>],
     ) -> Result<(Vec<u8>, Planned), PatchError> {
-        let digest = self
+        let checked = self
             .expected
             .get(&p.normalized)
-            .map(|(_, expected)| expected.as_str())
-            .filter(|expected| !expected.is_empty());
-        let (current, matched) = match digest {
-            Some(expected) => match self.current_with(p, raw, |fs, path| fs.read_hashed(path))? {
-                Some((bytes, actual)) => (Some(bytes), actual.eq_ignore_ascii_case(expected)),
-                None => (None, false),
-            },
-            None => (self.current(p, raw)?, false),
+            .is_some_and(|(_, expected)| !expected.is_empty());
+        let (current, digest) = if checked {
+            match self.current_with(p, raw, |fs, path| fs.read_hashed(path))? {
+                Some((bytes, digest)) => (Some(bytes), Some(digest)),
+                None => (None, None),
+            }
+        } else {
+            (self.current(p, raw)?, None)
         };
-        if !matched {
-            self.stale_check(p, current.as_deref(), false)?;
-        }
+        self.stale_check(p, current.as_deref(), digest.as_deref(), false)?;
         match current {
             Some(bytes) => {
                 let planned = splice_hunks(&bytes, hunks);
