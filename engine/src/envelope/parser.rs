@@ -294,9 +294,11 @@ fn describe(text: &str) -> String {
 
 /// The lines of an envelope, one at a time, with one line of look-ahead.
 struct Cursor<'a> {
-    /// The lines not yet looked at (the final line terminator, if any, is
-    /// already cut off, so every item is a line).
-    lines: std::str::Split<'a, char>,
+    /// The text not yet looked at, from the start of the next line to the
+    /// end (the final line terminator, if any, already cut off); `None`
+    /// once the last line is taken. Lines are found with `memchr`, not
+    /// `str::split`: the same lines, found a vector at a time.
+    rest: Option<&'a str>,
     /// True when the envelope uses CRLF (its first line ends in `\r`).
     crlf: bool,
     /// How many lines have been consumed; the next line is `consumed + 1`.
@@ -308,17 +310,14 @@ struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     fn new(text: &'a str) -> Cursor<'a> {
         let body = text.strip_suffix('\n').unwrap_or(text);
-        let mut lines = body.split('\n');
-        if text.is_empty() {
-            // `"".split('\n')` yields one empty item; an empty text has no line.
-            lines.next();
-        }
+        // An empty text has no line; `"\n"` has one, empty.
+        let rest = (!text.is_empty()).then_some(body);
         let crlf = body
             .split('\n')
             .next()
             .is_some_and(|first| first.strip_suffix('\r') == Some(BEGIN_PATCH));
         Cursor {
-            lines,
+            rest,
             crlf,
             consumed: 0,
             peeked: None,
@@ -332,11 +331,19 @@ impl<'a> Cursor<'a> {
 
     /// The next line's text, CRLF stripped, without consuming it.
     fn peek_text(&mut self) -> Option<&'a str> {
-        let (lines, crlf) = (&mut self.lines, self.crlf);
+        let (rest, crlf) = (&mut self.rest, self.crlf);
         *self.peeked.get_or_insert_with(|| {
-            lines.next().map(|l| match l.strip_suffix('\r') {
+            let all = rest.take()?;
+            let line = match memchr::memchr(b'\n', all.as_bytes()) {
+                Some(end) => {
+                    *rest = Some(&all[end + 1..]);
+                    &all[..end]
+                }
+                None => all,
+            };
+            Some(match line.strip_suffix('\r') {
                 Some(stripped) if crlf => stripped,
-                _ => l,
+                _ => line,
             })
         })
     }

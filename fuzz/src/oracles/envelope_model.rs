@@ -21,78 +21,79 @@ pub const NO_NEWLINE: &str = "\\ No newline at end of file";
 /// A parsed envelope, with the envelope line of everything (so the oracle
 /// compares line numbers too, which the engine's `Span` equality ignores).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MPatch {
+pub struct MPatch<'a> {
     /// The sections, in order.
-    pub sections: Vec<MSection>,
+    pub sections: Vec<MSection<'a>>,
 }
 
 /// One section and the line of its directive.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MSection {
+pub struct MSection<'a> {
     /// 1-based envelope line of the directive.
     pub line: usize,
     /// What it does.
-    pub kind: MKind,
+    pub kind: MKind<'a>,
 }
 
 /// The three section shapes (a move is an update with `move_to`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MKind {
+pub enum MKind<'a> {
     /// `*** Add File:`.
     Add {
         /// As written.
-        path: String,
+        path: &'a str,
         /// `+` stripped.
-        lines: Vec<String>,
+        lines: Vec<&'a str>,
         /// Closed by the no-newline marker.
         no_newline: bool,
     },
     /// `*** Update File:` (optionally `*** Move to:`) or `*** Move File:`.
     Update {
         /// Source, as written.
-        path: String,
+        path: &'a str,
         /// Destination of a move.
-        move_to: Option<String>,
+        move_to: Option<&'a str>,
         /// The hunks.
-        hunks: Vec<MHunk>,
+        hunks: Vec<MHunk<'a>>,
     },
     /// `*** Delete File:`.
     Delete {
         /// As written.
-        path: String,
+        path: &'a str,
     },
 }
 
 /// One `@@` hunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MHunk {
+pub struct MHunk<'a> {
     /// Line of its (first) `@@`.
     pub line: usize,
     /// Text after each `@@` line of its header, one space stripped:
     /// consecutive `@@` lines are one header (C-env-stacked-headers).
-    pub headers: Vec<String>,
+    pub headers: Vec<&'a str>,
     /// Body lines.
-    pub lines: Vec<MLine>,
+    pub lines: Vec<MLine<'a>>,
     /// Closed by `*** End of File`.
     pub eof: bool,
 }
 
 /// One hunk body line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MLine {
+pub struct MLine<'a> {
     /// Its envelope line.
     pub line: usize,
     /// `' '`, `'-'` or `'+'`.
     pub kind: char,
     /// Without the prefix.
-    pub text: String,
+    pub text: &'a str,
     /// Followed by the no-newline marker.
     pub no_newline: bool,
 }
 
-impl MPatch {
-    /// The engine's [`Patch`] in model form (line numbers included).
-    pub fn from_engine(p: &Patch<'_>) -> MPatch {
+impl<'a> MPatch<'a> {
+    /// The engine's [`Patch`] in model form (line numbers included),
+    /// borrowing its texts.
+    pub fn from_engine(p: &Patch<'a>) -> MPatch<'a> {
         let sections = p
             .sections
             .iter()
@@ -104,8 +105,8 @@ impl MPatch {
                         lines,
                         no_newline_at_end,
                     } => MKind::Add {
-                        path: path.to_string(),
-                        lines: lines.iter().map(|l| l.to_string()).collect(),
+                        path,
+                        lines: lines.clone(),
                         no_newline: *no_newline_at_end,
                     },
                     SectionKind::Update {
@@ -113,13 +114,13 @@ impl MPatch {
                         move_to,
                         hunks,
                     } => MKind::Update {
-                        path: path.to_string(),
-                        move_to: move_to.map(str::to_string),
+                        path,
+                        move_to: *move_to,
                         hunks: hunks
                             .iter()
                             .map(|h| MHunk {
                                 line: h.span.line,
-                                headers: h.headers.iter().map(|h| h.to_string()).collect(),
+                                headers: h.headers.clone(),
                                 lines: h
                                     .lines
                                     .iter()
@@ -130,7 +131,7 @@ impl MPatch {
                                             LineKind::Remove => '-',
                                             LineKind::Add => '+',
                                         },
-                                        text: l.text.to_string(),
+                                        text: l.text,
                                         no_newline: l.no_newline,
                                     })
                                     .collect(),
@@ -138,9 +139,7 @@ impl MPatch {
                             })
                             .collect(),
                     },
-                    SectionKind::Delete { path } => MKind::Delete {
-                        path: path.to_string(),
-                    },
+                    SectionKind::Delete { path } => MKind::Delete { path },
                 },
             })
             .collect();
@@ -253,7 +252,7 @@ impl<'a> P<'a> {
         Ok(())
     }
 
-    fn envelope(mut self) -> R<MPatch> {
+    fn envelope(mut self) -> R<MPatch<'a>> {
         if self.lines.first() != Some(&"*** Begin Patch") {
             return Err(1);
         }
@@ -289,11 +288,11 @@ impl<'a> P<'a> {
                             self.claim(to, here, to_line)?;
                         }
                         self.i += 1;
-                        move_to = Some(to.to_string());
+                        move_to = Some(to);
                     }
                     let hunks = self.hunks(move_to.is_some())?;
                     MKind::Update {
-                        path: path.to_string(),
+                        path,
                         move_to,
                         hunks,
                     }
@@ -306,8 +305,8 @@ impl<'a> P<'a> {
                     self.i += 1;
                     let hunks = self.hunks(true)?;
                     MKind::Update {
-                        path: from.to_string(),
-                        move_to: Some(to.to_string()),
+                        path: from,
+                        move_to: Some(to),
                         hunks,
                     }
                 }
@@ -315,9 +314,7 @@ impl<'a> P<'a> {
                     self.claim(path, here, here)?;
                     self.i += 1;
                     self.section_end()?;
-                    MKind::Delete {
-                        path: path.to_string(),
-                    }
+                    MKind::Delete { path }
                 }
                 _ => return Err(here),
             };
@@ -334,13 +331,13 @@ impl<'a> P<'a> {
         }
     }
 
-    fn add_body(&mut self, path: &str) -> R<MKind> {
+    fn add_body(&mut self, path: &'a str) -> R<MKind<'a>> {
         let mut lines = Vec::new();
         let mut no_newline = false;
         while let Some(l) = self.peek() {
             match l {
                 L::Text(t) if t.starts_with('+') => {
-                    lines.push(t[1..].to_string());
+                    lines.push(&t[1..]);
                     self.i += 1;
                 }
                 L::Marker if !lines.is_empty() => {
@@ -354,13 +351,13 @@ impl<'a> P<'a> {
             }
         }
         Ok(MKind::Add {
-            path: path.to_string(),
+            path,
             lines,
             no_newline,
         })
     }
 
-    fn hunks(&mut self, optional: bool) -> R<Vec<MHunk>> {
+    fn hunks(&mut self, optional: bool) -> R<Vec<MHunk<'a>>> {
         let mut hunks = Vec::new();
         while let Some(l) = self.peek() {
             match l {
@@ -378,9 +375,9 @@ impl<'a> P<'a> {
         Ok(hunks)
     }
 
-    fn hunk(&mut self, at: usize, header: &str) -> R<MHunk> {
-        let mut headers = vec![header.to_string()];
-        let mut lines: Vec<MLine> = Vec::new();
+    fn hunk(&mut self, at: usize, header: &'a str) -> R<MHunk<'a>> {
+        let mut headers = vec![header];
+        let mut lines: Vec<MLine<'a>> = Vec::new();
         let mut eof = false;
         let mut after_marker = false;
         while let Some(l) = self.peek() {
@@ -391,7 +388,7 @@ impl<'a> P<'a> {
                         lines.push(MLine {
                             line: here,
                             kind: c,
-                            text: t[1..].to_string(),
+                            text: &t[1..],
                             no_newline: false,
                         });
                         after_marker = false;
@@ -401,7 +398,7 @@ impl<'a> P<'a> {
                     _ if t.starts_with("@@") => {
                         // Before any body line: one more header line.
                         let h = &t[2..];
-                        headers.push(h.strip_prefix(' ').unwrap_or(h).to_string());
+                        headers.push(h.strip_prefix(' ').unwrap_or(h));
                         self.i += 1;
                     }
                     _ => return Err(here),
@@ -452,7 +449,7 @@ impl<'a> P<'a> {
 
 /// Parse an envelope; `Err(line)` is the 1-based line of the first error
 /// (one past the last line when the envelope ends too early).
-pub fn parse(bytes: &[u8]) -> Result<MPatch, usize> {
+pub fn parse(bytes: &[u8]) -> Result<MPatch<'_>, usize> {
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
@@ -748,7 +745,7 @@ pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, 
 }
 
 /// The bytes of an Add section (C-env-add-newline).
-pub fn add_content(lines: &[String], no_newline: bool) -> Vec<u8> {
+pub fn add_content(lines: &[&str], no_newline: bool) -> Vec<u8> {
     let mut out = lines.join("\n").into_bytes();
     if !no_newline && lines.last().is_some_and(|l| !l.is_empty()) {
         out.push(b'\n');

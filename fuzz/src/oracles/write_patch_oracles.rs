@@ -172,7 +172,7 @@ fn check_validate(v: &Value) {
         }
         (Err(errors), None) => {
             assert!(!errors.is_empty(), "refused without an error\nbatch: {v}");
-            stat(&format!("validate refused {}", errors[0].code.as_str()));
+            stat(|| format!("validate refused {}", errors[0].code.as_str()));
             return;
         }
         (Ok(b), None) => {
@@ -183,7 +183,7 @@ fn check_validate(v: &Value) {
             e.iter().map(|e| &e.message).collect::<Vec<_>>()
         ),
     };
-    stat("validate accepted");
+    stat(|| "validate accepted");
     // The echo is a valid request for the same edits (C-wp-echo).
     let echo = batch.to_json();
     let again = validate(&echo)
@@ -280,7 +280,7 @@ fn check_validate(v: &Value) {
             show(&want)
         );
     }
-    stat("validate applied");
+    stat(|| "validate applied");
 }
 
 fn compare_apply(
@@ -398,7 +398,7 @@ fn check_apply(s: &Scenario) {
             (b, m)
         }
         (Err(e), None) => {
-            stat(&format!("apply invalid {}", e[0].code.as_str()));
+            stat(|| format!("apply invalid {}", e[0].code.as_str()));
             return;
         }
         (e, m) => panic!(
@@ -433,7 +433,7 @@ fn check_apply(s: &Scenario) {
             let fired = faulty.failed_entry().is_some_and(|i| {
                 let cleanup = journal::after_commit_point(&faulty.log(), i);
                 if cleanup {
-                    stat("clean-up fault");
+                    stat(|| "clean-up fault");
                 }
                 !cleanup
             });
@@ -476,7 +476,7 @@ fn check_apply(s: &Scenario) {
             show_tree(&after),
             ctx()
         );
-        stat("apply fault");
+        stat(|| "apply fault");
         return;
     }
     assert!(
@@ -517,7 +517,7 @@ fn check_apply(s: &Scenario) {
             show_tree(&want_tree),
             ctx()
         );
-        stat(&format!("apply success files={}", want.len()));
+        stat(|| format!("apply success files={}", want.len()));
         for (f, r) in mbatch.files.iter().zip(&want) {
             let Ok((path, bytes)) = r else { continue };
             if let Some(Node::File(original, _)) = before.get(path) {
@@ -537,7 +537,7 @@ fn check_apply(s: &Scenario) {
             .find_map(|r| r.as_ref().err())
             .copied()
             .unwrap_or_default();
-        stat(&format!("apply refused {code}"));
+        stat(|| format!("apply refused {code}"));
     }
 }
 
@@ -711,7 +711,7 @@ fn envelope_differential(
             "envelope engine ({engine:?}) differs from write_patch{}",
             ctx(&text)
         );
-        stat("apply envelope whole-file agrees");
+        stat(|| "apply envelope whole-file agrees");
     }
     // Hunks with `context` lines around each group of changes.
     let c = context as u64;
@@ -752,7 +752,7 @@ fn envelope_differential(
                 "envelope engine ({engine:?}, context {c}) differs from write_patch{}",
                 ctx(&text)
             );
-            stat("apply envelope context agrees");
+            stat(|| "apply envelope context agrees");
         }
         Some(Err((i, kind))) => {
             let e = engine.as_ref().err().unwrap_or_else(|| {
@@ -780,7 +780,7 @@ fn envelope_differential(
                 "envelope engine {e:?} vs model {kind:?} at hunk {i}{}",
                 ctx(&text)
             );
-            stat("apply envelope context refused alike");
+            stat(|| "apply envelope context refused alike");
         }
         None => panic!(
             "the envelope model cannot parse the envelope form{}",
