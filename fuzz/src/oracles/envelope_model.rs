@@ -459,14 +459,20 @@ pub fn parse(bytes: &[u8]) -> Result<MPatch<'_>, usize> {
                 .count())
         }
     };
-    let mut lines: Vec<&str> = if text.is_empty() {
-        Vec::new()
-    } else {
-        text.strip_suffix('\n')
-            .unwrap_or(text)
-            .split('\n')
-            .collect()
-    };
+    // The pieces between `\n`s (a final `\n` ends the last line). Found
+    // with memchr rather than `str::split`: the same pieces, found a vector
+    // at a time rather than through a searcher whose every comparison the
+    // fuzzer's instrumentation records (docs/fuzzing.md).
+    let mut lines: Vec<&str> = Vec::new();
+    if !text.is_empty() {
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', body.as_bytes()) {
+            lines.push(&body[start..end]);
+            start = end + 1;
+        }
+        lines.push(&body[start..]);
+    }
     if lines.first() == Some(&"*** Begin Patch\r") {
         for l in &mut lines {
             if let Some(s) = l.strip_suffix('\r') {
@@ -508,17 +514,17 @@ pub enum HunkErr {
 }
 
 /// A file split into lines: (content, ending) pairs, and whether a BOM leads.
-pub struct FileLines {
+pub struct FileLines<'a> {
     /// A UTF-8 BOM stood in front.
     pub bom: bool,
     /// (content, ending) with ending `"\n"`, `"\r\n"` or `""` (last line only).
-    pub lines: Vec<(Vec<u8>, Vec<u8>)>,
+    pub lines: Vec<(&'a [u8], &'a [u8])>,
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Split `bytes` into lines, the obvious way.
-pub fn split_lines(bytes: &[u8]) -> FileLines {
+pub fn split_lines(bytes: &[u8]) -> FileLines<'_> {
     let (bom, mut rest) = match bytes.strip_prefix(BOM) {
         Some(r) => (true, r),
         None => (false, bytes),
@@ -533,11 +539,11 @@ pub fn split_lines(bytes: &[u8]) -> FileLines {
                 } else {
                     line.split_at(line.len() - 1)
                 };
-                lines.push((content.to_vec(), ending.to_vec()));
+                lines.push((content, ending));
                 rest = tail;
             }
             None => {
-                lines.push((rest.to_vec(), Vec::new()));
+                lines.push((rest, &[][..]));
                 rest = &[];
             }
         }
@@ -545,13 +551,13 @@ pub fn split_lines(bytes: &[u8]) -> FileLines {
     FileLines { bom, lines }
 }
 
-impl FileLines {
+impl<'a> FileLines<'a> {
     /// The ending for added lines: that of the first terminated line, LF if none.
-    pub fn newline(&self) -> Vec<u8> {
+    pub fn newline(&self) -> &'a [u8] {
         self.lines
             .iter()
             .find(|(_, e)| !e.is_empty())
-            .map_or(b"\n".to_vec(), |(_, e)| e.clone())
+            .map_or(b"\n", |&(_, e)| e)
     }
 
     /// Whether the file ends with a newline (an empty file does).
@@ -562,12 +568,7 @@ impl FileLines {
 
 /// Join lines back: BOM, every line with its ending (a line without one gets
 /// `nl` when another follows), the last one's ending set by `final_newline`.
-pub fn join_lines(
-    bom: bool,
-    lines: &[(Vec<u8>, Vec<u8>)],
-    nl: &[u8],
-    final_newline: bool,
-) -> Vec<u8> {
+pub fn join_lines(bom: bool, lines: &[(&[u8], &[u8])], nl: &[u8], final_newline: bool) -> Vec<u8> {
     let mut out = Vec::new();
     if bom {
         out.extend_from_slice(BOM);
@@ -590,11 +591,11 @@ pub fn join_lines(
 /// A post-state item: a line (with the hunk that wrote it, if any) or the
 /// place where a hunk removed lines and wrote none.
 #[derive(Clone, Debug)]
-enum Item {
+enum Item<'a> {
     Line {
-        content: Vec<u8>,
+        content: &'a [u8],
         /// Original ending, or `""` for an added line (it takes the file's).
-        ending: Vec<u8>,
+        ending: &'a [u8],
         owner: Option<usize>,
     },
     Cut,
@@ -602,7 +603,10 @@ enum Item {
 
 /// Apply the hunks of one Update section to `original`, the naive way
 /// (clarifications C-match-*, C-text-*).
-pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, HunkErr)> {
+pub fn apply_hunks<'a>(
+    original: &'a [u8],
+    hunks: &[MHunk<'a>],
+) -> Result<Vec<u8>, (usize, HunkErr)> {
     let file = split_lines(original);
     let nl = file.newline();
     // Marker placement first, for every hunk (it is a property of the patch).
@@ -631,9 +635,9 @@ pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, 
     let mut items: Vec<Item> = file
         .lines
         .iter()
-        .map(|(c, e)| Item::Line {
-            content: c.clone(),
-            ending: e.clone(),
+        .map(|&(content, ending)| Item::Line {
+            content,
+            ending,
             owner: None,
         })
         .collect();
@@ -660,8 +664,8 @@ pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, 
             }
             for l in h.lines.iter().filter(|l| l.kind == '+') {
                 items.push(Item::Line {
-                    content: l.text.as_bytes().to_vec(),
-                    ending: Vec::new(),
+                    content: l.text.as_bytes(),
+                    ending: &[],
                     owner: Some(i),
                 });
             }
@@ -671,7 +675,7 @@ pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, 
             continue;
         }
         let content = |k: usize| match &items[line_at[k]] {
-            Item::Line { content, .. } => content.as_slice(),
+            Item::Line { content, .. } => *content,
             Item::Cut => unreachable!("line_at indexes lines only"),
         };
         let matches: Vec<usize> = (0..n.saturating_sub(old.len() - 1))
@@ -713,8 +717,8 @@ pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, 
                     old_iter.next();
                 }
                 _ => new_items.push(Item::Line {
-                    content: l.text.as_bytes().to_vec(),
-                    ending: Vec::new(),
+                    content: l.text.as_bytes(),
+                    ending: &[],
                     owner: Some(i),
                 }),
             }
@@ -732,7 +736,7 @@ pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, 
             }
         }
     }
-    let lines: Vec<(Vec<u8>, Vec<u8>)> = items
+    let lines: Vec<(&[u8], &[u8])> = items
         .into_iter()
         .filter_map(|it| match it {
             Item::Line {
@@ -741,7 +745,7 @@ pub fn apply_hunks(original: &[u8], hunks: &[MHunk]) -> Result<Vec<u8>, (usize, 
             Item::Cut => None,
         })
         .collect();
-    Ok(join_lines(file.bom, &lines, &nl, final_nl))
+    Ok(join_lines(file.bom, &lines, nl, final_nl))
 }
 
 /// The bytes of an Add section (C-env-add-newline).

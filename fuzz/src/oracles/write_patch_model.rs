@@ -258,7 +258,7 @@ pub enum MApplyErr {
 
 /// Apply a valid file's changes to `original` (C-wp-line-model, -endings,
 /// -final-newline, -bounds).
-pub fn apply(original: &[u8], changes: &[MChange]) -> Result<Vec<u8>, MApplyErr> {
+pub fn apply<'a>(original: &'a [u8], changes: &'a [MChange]) -> Result<Vec<u8>, MApplyErr> {
     let file = split_lines(original);
     let n = file.lines.len() as u64;
     for (i, c) in changes.iter().enumerate() {
@@ -287,8 +287,8 @@ pub fn apply(original: &[u8], changes: &[MChange]) -> Result<Vec<u8>, MApplyErr>
         }
     }
     let nl = file.newline();
-    let new_line = |s: &String| (s.as_bytes().to_vec(), Vec::new());
-    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let new_line = |s: &'a String| (s.as_bytes(), &[][..]);
+    let mut out: Vec<(&[u8], &[u8])> = Vec::new();
     for k in 0..=n {
         // Line k itself (1-based; k = 0 is the top of the file).
         if k >= 1 {
@@ -302,7 +302,7 @@ pub fn apply(original: &[u8], changes: &[MChange]) -> Result<Vec<u8>, MApplyErr>
                 out.extend(new.iter().flatten().map(new_line));
             }
             if !removed {
-                out.push(file.lines[(k - 1) as usize].clone());
+                out.push(file.lines[(k - 1) as usize]);
             }
         }
         // Then what is inserted after it.
@@ -314,7 +314,7 @@ pub fn apply(original: &[u8], changes: &[MChange]) -> Result<Vec<u8>, MApplyErr>
             }
         }
     }
-    Ok(join_lines(file.bom, &out, &nl, file.final_newline()))
+    Ok(join_lines(file.bom, &out, nl, file.final_newline()))
 }
 
 /// The file a docPath names in a workspace without symlinks, or the wire
