@@ -6,7 +6,9 @@
 //! splitting the bytes into lines ([`crate::text::Lines`]) and giving each
 //! line its id for the matcher ([`crate::matching`]). Both split into
 //! independent stretches, so a large file is cut into a few parts, each on
-//! its own thread (docs/performance.md). The result is the same as on one
+//! its own thread (docs/performance.md). So does the in-memory API's
+//! assembly of a large result ([`crate::content::Splicing::render`]), whose
+//! cost is mostly the page faults of a new buffer. The result is the same as on one
 //! thread, part for part; only the wall time changes, and the work (the
 //! cost bounds in those modules) does not.
 //!
