@@ -217,7 +217,7 @@ pub fn real_workspace(files: &[(String, Vec<u8>, u32)], dirs: &[String]) -> temp
 /// panicking, and one diagnosis costs more than a whole execution: at one
 /// input in 16 the diagnoses still took 40 % of `envelope_apply`'s time
 /// (docs/fuzzing.md). At one in 64 they take about a tenth, and a
-/// 60-second run still diagnoses thousands of inputs.
+/// 60-second run still selects thousands of inputs.
 const DIAGNOSE_ONE_IN: u32 = 64;
 
 /// Whether the engine diagnoses the refused hunks of this input: under the
