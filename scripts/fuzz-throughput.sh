@@ -37,9 +37,13 @@ for target in "${targets[@]}"; do
                 exit 2
             fi
             rm -rf "$scratch/corpus" && mkdir "$scratch/corpus"
-            rate=$(cd "$fuzz" && "$bin" "$scratch/corpus" "corpus/$target" \
+            # A crash or a timeout ends a run early, without its closing
+            # line: it is reported as `?`, and the input that caused it is
+            # written to the scratch folder, not into the checkout.
+            rate=$(cd "$fuzz" && { "$bin" "$scratch/corpus" "corpus/$target" \
                 -max_total_time="$seconds" -timeout=30 -dict="dicts/$target.dict" \
-                -seed="$seed" 2>&1 | sed -n 's/.*DONE.*exec\/s: \([0-9]*\).*/\1/p')
+                -seed="$seed" -artifact_prefix="$scratch/" 2>&1 || true; } |
+                sed -n 's/.*DONE.*exec\/s: \([0-9]*\).*/\1/p')
             echo "$target seed=$seed $checkout ${rate:-?} exec/s"
         done
     done

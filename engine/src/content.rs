@@ -218,9 +218,10 @@ impl Splicing {
             }
             return out;
         }
-        // A zeroed buffer this large comes straight from the system (calloc's
-        // fresh pages are not written), so each part's thread is the first
-        // to touch its pages.
+        // A zeroed buffer: when the allocator maps it fresh (glibc does for
+        // 32 MiB and more, and for less until it has freed a large block),
+        // its pages are not written before each part's thread touches its
+        // own; otherwise it is zeroed here first, one pass of memset.
         let mut out = vec![0u8; self.len];
         let size = self.len.div_ceil(parts);
         let work: Vec<(usize, &mut [u8])> = out
@@ -266,8 +267,8 @@ impl Splicing {
     }
 }
 
-/// Results of [`Splicing::render`] smaller than this many bytes per part are
-/// assembled on the calling thread.
+/// Each part of a [`Splicing::render`] holds at least this many bytes, so a
+/// result under twice this size is assembled on the calling thread.
 const PARALLEL_RENDER_MIN_PART: usize = 4 << 20;
 
 #[cfg(test)]

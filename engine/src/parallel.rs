@@ -8,9 +8,9 @@
 //! independent stretches, so a large file is cut into a few parts, each on
 //! its own thread (docs/performance.md). So does the in-memory API's
 //! assembly of a large result ([`crate::content::Splicing::render`]), whose
-//! cost is mostly the page faults of a new buffer. The result is the same as on one
-//! thread, part for part; only the wall time changes, and the work (the
-//! cost bounds in those modules) does not.
+//! cost is mostly the page faults of a new buffer. The result is the same
+//! as on one thread, part for part; only the wall time changes, and the
+//! work (the cost bounds in those modules) does not.
 //!
 //! Small inputs stay on the calling thread: starting a thread costs tens of
 //! microseconds, more than splitting a megabyte. A thread the system refuses
