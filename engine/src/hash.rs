@@ -121,7 +121,13 @@ pub fn is_sha256_hex(s: &str) -> bool {
 
 /// True when `expected` (already checked with [`is_sha256_hex`]) names `bytes`.
 pub fn matches_sha256(expected: &str, bytes: &[u8]) -> bool {
-    expected.eq_ignore_ascii_case(&sha256_hex(bytes))
+    same_digest(expected, &sha256_hex(bytes))
+}
+
+/// True when two hex digests name the same bytes: the one comparison every
+/// tool makes (case-insensitive, see [`is_sha256_hex`]).
+pub fn same_digest(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
 }
 
 /// Lowercase hex of `digest` (two digits a byte): the form of

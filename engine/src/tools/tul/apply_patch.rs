@@ -33,7 +33,7 @@ use crate::diagnose;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 use crate::fs::{parent_of, EntryKind, Fs};
-use crate::hash::{is_sha256_hex, sha256_hex};
+use crate::hash::{is_sha256_hex, same_digest, sha256_hex};
 use crate::hints::{self, Looking};
 use crate::matching::{splice_hunks, HunkError, HunkFailure};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
@@ -569,7 +569,7 @@ fn expected_by_path(
             continue;
         };
         if let Some((first, first_sha)) = out.get(&guarded.normalized) {
-            if first_sha.eq_ignore_ascii_case(sha) {
+            if same_digest(first_sha, sha) {
                 continue;
             }
             return Err(PatchError::new(
@@ -821,7 +821,7 @@ impl Planner<'_> {
             return Err(stale(Value::Null));
         };
         let actual = digest.map_or_else(|| sha256_hex(bytes), str::to_string);
-        if !creates && !expected.is_empty() && expected.eq_ignore_ascii_case(&actual) {
+        if !creates && !expected.is_empty() && same_digest(expected, &actual) {
             Ok(())
         } else {
             Err(stale(actual.into()))

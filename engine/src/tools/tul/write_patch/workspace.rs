@@ -16,6 +16,7 @@ use super::batch::{FilePatch, ValidatedBatch};
 use crate::commit::{commit, Change};
 use crate::content::{Content, Shared, Splice};
 use crate::fs::{EntryKind, Fs};
+use crate::hash::same_digest;
 use crate::path_guard::{resolve, GuardOptions, PathError};
 
 /// What `skippedBecause` says of a file that was fine but not written
@@ -333,7 +334,7 @@ fn prepare(fs: &dyn Fs, file: &FilePatch) -> Result<Prepared, (Option<String>, F
             io_failure(&target, &e)
         })
     })?;
-    if !actual.eq_ignore_ascii_case(&file.original_sha256) {
+    if !same_digest(&actual, &file.original_sha256) {
         return Err(fail(FileFailure::ShaMismatch {
             expected: file.original_sha256.clone(),
             actual,
