@@ -7,10 +7,11 @@
 //! fallback: lines compare byte for byte, without their endings.
 //!
 //! **Line ids.** Every distinct line of the hunks' old sides gets a small id,
-//! given by exact byte comparison (a hash only picks the bucket), and every
-//! line of the file and of the hunks' new sides is looked up once: a line in
-//! no old side gets id 0, which no old side contains. Equal ids are equal
-//! bytes, so no hash collision can ever pass for a match.
+//! given by exact byte comparison (a hash only places it; a line of up to 16
+//! bytes is its own key), and every line of the file and of the hunks' new
+//! sides is looked up once: a line in no old side gets id 0, which no old
+//! side contains. Equal ids are equal bytes, so no hash collision can ever
+//! pass for a match.
 //!
 //! **Index.** One Aho–Corasick automaton (`matching/automaton.rs`) over the old sides
 //! reads the file once. Every line where some old side's prefix ends is
@@ -344,33 +345,88 @@ fn padded_word(rest: &[u8]) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// Keys are already hashes: use them as they are.
+/// Hashes a line with [`line_hash`]: the one hash of line bytes, so that
+/// [`LineIds`] keeps the lines themselves as keys (no bucket lists).
 #[derive(Default)]
-struct IdentityHasher(u64);
+struct LineHasher(u64);
 
-impl Hasher for IdentityHasher {
+impl Hasher for LineHasher {
     fn finish(&self) -> u64 {
         self.0
     }
+    // `[u8]`'s `Hash` writes its length first (through `write_usize`), then
+    // its bytes in one `write`; `line_hash` mixes the length in itself.
+    fn write_usize(&mut self, _len: usize) {}
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+        self.0 = line_hash(bytes);
     }
 }
 
-type HashIndex<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
+/// Lines of at most this many bytes are their own key ([`ShortLine`]).
+const SHORT_LINE: usize = 16;
+
+/// A line of at most [`SHORT_LINE`] bytes, exactly: its length and its
+/// bytes as two zero-padded words. The length tells padding from zero bytes,
+/// so two lines have the same key only when they are equal.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ShortLine {
+    len: u64,
+    head: u64,
+    tail: u64,
+}
+
+impl ShortLine {
+    fn of(text: &[u8]) -> Option<ShortLine> {
+        let n = text.len();
+        (n <= SHORT_LINE).then(|| {
+            let (head, tail) = text.split_at(n.min(8));
+            ShortLine {
+                len: n as u64,
+                head: padded_word(head),
+                tail: padded_word(tail),
+            }
+        })
+    }
+}
+
+/// Mixes the words of a [`ShortLine`] (FxHash-style, then an avalanche so
+/// that the high bits, which pick the table's control bytes, depend on all).
+#[derive(Default)]
+struct ShortLineHasher(u64);
+
+impl Hasher for ShortLineHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0 ^ (self.0 >> 33);
+        h.wrapping_mul(0xff51_afd7_ed55_8ccd) ^ (h >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
 
 /// Exact ids for the lines of the old sides; 0 for any other line.
+///
+/// Most lines that get past the filter are real old-side lines, and most of
+/// those are short (`}`, `];`, a blank line): those are looked up by their
+/// own bytes as a key ([`ShortLine`]), in a table of a few entries that
+/// stays in the cache, without hashing the line or comparing it with the
+/// patch's copy. Longer lines are hashed whole ([`line_hash`]) and compared.
 struct LineIds<'p> {
     bits: u32,
     /// A bitset over the top `bits` bits of [`quick_key`]: most lines of a
     /// file are in no hunk and are dismissed without being hashed whole.
     filter: Vec<u64>,
-    by_hash: HashIndex<Vec<(&'p [u8], u32)>>,
+    /// Each distinct old-side line of at most [`SHORT_LINE`] bytes, and its id.
+    short: HashMap<ShortLine, u32, BuildHasherDefault<ShortLineHasher>>,
+    /// Each distinct longer old-side line and its id. The table compares the
+    /// bytes; the hash only places them.
+    long: HashMap<&'p [u8], u32, BuildHasherDefault<LineHasher>>,
+    /// The next id to give (ids count from 1 in order of first appearance).
     next: u32,
 }
 
@@ -383,7 +439,8 @@ impl<'p> LineIds<'p> {
         LineIds {
             bits,
             filter: vec![0u64; 1 << (bits - 6)],
-            by_hash: HashIndex::default(),
+            short: HashMap::default(),
+            long: HashMap::default(),
             next: 1,
         }
     }
@@ -397,14 +454,12 @@ impl<'p> LineIds<'p> {
     fn intern(&mut self, text: &'p [u8]) -> u32 {
         let (word, mask) = self.bit(quick_key(text));
         self.filter[word] |= mask;
-        let h = line_hash(text);
-        let bucket = self.by_hash.entry(h).or_default();
-        if let Some(&(_, id)) = bucket.iter().find(|(t, _)| *t == text) {
-            return id;
-        }
-        let id = self.next;
-        self.next += 1;
-        bucket.push((text, id));
+        let next = self.next;
+        let id = match ShortLine::of(text) {
+            Some(key) => *self.short.entry(key).or_insert(next),
+            None => *self.long.entry(text).or_insert(next),
+        };
+        self.next += u32::from(id == next);
         id
     }
 
@@ -414,11 +469,11 @@ impl<'p> LineIds<'p> {
         if self.filter[word] & mask == 0 {
             return 0;
         }
-        let h = line_hash(text);
-        self.by_hash
-            .get(&h)
-            .and_then(|bucket| bucket.iter().find(|(t, _)| *t == text))
-            .map_or(0, |&(_, id)| id)
+        let id = match ShortLine::of(text) {
+            Some(key) => self.short.get(&key),
+            None => self.long.get(text),
+        };
+        id.copied().unwrap_or(0)
     }
 }
 
@@ -538,8 +593,6 @@ struct Block<'a> {
     /// New-side lines: `Some(orig)` for a context line (its original bytes are
     /// kept), `None` with the text for an added line.
     new_lines: Vec<NewLine<'a>>,
-    /// The automaton state after each new line, in the post-state.
-    states: Vec<u32>,
 }
 
 #[derive(Clone, Copy)]
@@ -547,6 +600,17 @@ struct NewLine<'a> {
     text: &'a [u8],
     orig: Option<usize>,
     id: u32,
+    /// The automaton state after this line, in the post-state.
+    state: u32,
+}
+
+/// How many clean matches an old side has ([`PostState::clean_match`]).
+enum Clean {
+    None,
+    /// Exactly one, starting at this original line.
+    One(usize),
+    /// More than one.
+    Several,
 }
 
 /// Where a hunk's old side is, as far as the index can tell.
@@ -615,19 +679,21 @@ impl<'f, 'p> PostState<'f, 'p> {
     fn with_parts(lines: &'f Lines<'f>, hunks: &[Hunk<'p>], parts: usize) -> Self {
         let old_count = hunks.iter().map(|h| h.old_lines().count()).sum();
         let mut ids = LineIds::new(old_count);
-        let patterns: Vec<Vec<u32>> = hunks
-            .iter()
-            .map(|h| {
-                h.old_lines()
-                    .map(|l| ids.intern(l.text.as_bytes()))
-                    .collect()
-            })
-            .collect();
-        let (ac, terms) =
-            Automaton::new(patterns.iter().filter(|p| !p.is_empty()).map(Vec::as_slice));
+        // Every old side's ids, one after the other (one allocation, not one
+        // per hunk): hunk `k`'s are `old_ids[old_ends[k - 1]..old_ends[k]]`.
+        let mut old_ids = Vec::with_capacity(old_count);
+        let mut old_ends = Vec::with_capacity(hunks.len());
+        for h in hunks {
+            old_ids.extend(h.old_lines().map(|l| ids.intern(l.text.as_bytes())));
+            old_ends.push(old_ids.len());
+        }
+        let patterns = || {
+            let starts = std::iter::once(0).chain(old_ends.iter().copied());
+            starts.zip(&old_ends).map(|(s, &e)| &old_ids[s..e])
+        };
+        let (ac, terms) = Automaton::new(patterns().filter(|p| !p.is_empty()));
         let mut terms = terms.into_iter();
-        let terminals = patterns
-            .iter()
+        let terminals = patterns()
             .map(|p| if p.is_empty() { None } else { terms.next() })
             .collect();
         let (orig_ids, occ_pos, occ_state) = if old_count == 0 {
@@ -794,7 +860,7 @@ impl<'f, 'p> PostState<'f, 'p> {
     /// The automaton state at a position, reading the post-state.
     fn state_at(&self, pos: Pos) -> u32 {
         match pos {
-            Pos::New(b, o) => self.blocks[b].states[o],
+            Pos::New(b, o) => self.blocks[b].new_lines[o].state,
             Pos::Orig(y) => match self.overlay.get(&y) {
                 Some(&s) => s,
                 None => self
@@ -818,7 +884,7 @@ impl<'f, 'p> PostState<'f, 'p> {
     }
 
     fn set_written_state(&mut self, b: usize, o: usize, s: u32) {
-        let old = std::mem::replace(&mut self.blocks[b].states[o], s);
+        let old = std::mem::replace(&mut self.blocks[b].new_lines[o].state, s);
         if old != ROOT {
             self.touch.remove(&(self.ac.tin(old), Pos::New(b, o)));
         }
@@ -833,24 +899,28 @@ impl<'f, 'p> PostState<'f, 'p> {
         (end > s).then_some(end)
     }
 
-    /// Up to `want` clean matches (original lines, between blocks) of the
-    /// old side with automaton state `p` and `len` lines: their start lines.
-    fn clean_matches(&self, p: u32, len: usize, want: usize) -> Vec<usize> {
+    /// The clean matches (original lines, between blocks) of the old side
+    /// with automaton state `p` and `len` lines: none, one (its start line)
+    /// or several.
+    fn clean_match(&self, p: u32, len: usize) -> Clean {
         let (lo, hi) = self.ac.subtree(p);
         let ends = self.tin_start[lo as usize]..self.tin_start[hi as usize];
-        let mut found = Vec::new();
+        let mut found = Clean::None;
+        let mut add = |start: usize| {
+            found = match found {
+                Clean::None => Clean::One(start),
+                _ => Clean::Several,
+            };
+            matches!(found, Clean::Several)
+        };
         if ends.len() <= SCAN_LIMIT {
             for end in ends.map(|i| self.by_tin.get(i)) {
                 self.tick(1);
                 let start = end + 1 - len;
-                if self.consumed_overlap(start, end + 1).is_none() {
-                    found.push(start);
-                    if found.len() == want {
-                        break;
-                    }
+                if self.consumed_overlap(start, end + 1).is_none() && add(start) {
+                    break;
                 }
             }
-            found.sort_unstable();
             return found;
         }
         let index = self.occ_index.get_or_init(|| {
@@ -859,7 +929,7 @@ impl<'f, 'p> PostState<'f, 'p> {
             Wavelet::new(&tins, self.ac.len())
         });
         let mut cursor = len - 1; // the first line where it can end
-        while found.len() < want {
+        loop {
             self.tick(1);
             let from = self.occ_pos.partition_point(|y| y < cursor);
             let Some(i) = index.first_in(from, lo, hi) else {
@@ -870,10 +940,8 @@ impl<'f, 'p> PostState<'f, 'p> {
             match self.consumed_overlap(start, end + 1) {
                 // Skip the whole consumed run: a match must start after it.
                 Some(run_end) => cursor = (end + 1).max(run_end + len - 1),
-                None => {
-                    found.push(start);
-                    cursor = end + 1;
-                }
+                None if add(start) => break,
+                None => cursor = end + 1,
             }
         }
         found
@@ -896,11 +964,12 @@ impl<'f, 'p> PostState<'f, 'p> {
     }
 
     fn locate(&self, p: u32, len: usize) -> Located {
-        let clean = self.clean_matches(p, len, 2);
-        if clean.len() > 1 || self.touches(p, len) {
-            return Located::Refused;
+        match self.clean_match(p, len) {
+            Clean::Several => Located::Refused,
+            _ if self.touches(p, len) => Located::Refused,
+            Clean::One(start) => Located::At(start),
+            Clean::None => Located::NotFound,
         }
-        clean.first().map_or(Located::NotFound, |&s| Located::At(s))
     }
 
     /// A hunk anchored at the end can only match the last `len` lines.
@@ -1042,7 +1111,6 @@ impl<'f, 'p> PostState<'f, 'p> {
                     start: n,
                     end: n,
                     new_lines: Vec::new(),
-                    states: Vec::new(),
                 });
                 self.tail = Some(self.blocks.len() - 1);
                 self.blocks.len() - 1
@@ -1055,8 +1123,8 @@ impl<'f, 'p> PostState<'f, 'p> {
                 text,
                 orig: None,
                 id,
+                state: ROOT,
             });
-            self.blocks[b].states.push(ROOT);
             s = self.ac.step(s, id);
             let o = self.blocks[b].new_lines.len() - 1;
             self.set_written_state(b, o, s);
@@ -1092,6 +1160,7 @@ impl<'f, 'p> PostState<'f, 'p> {
                         text: line.text.as_bytes(),
                         orig: Some(orig),
                         id: self.orig_ids[orig],
+                        state: ROOT,
                     });
                     orig += 1;
                 }
@@ -1102,6 +1171,7 @@ impl<'f, 'p> PostState<'f, 'p> {
                         text,
                         orig: None,
                         id: self.ids.get(text),
+                        state: ROOT,
                     });
                 }
             }
@@ -1112,7 +1182,6 @@ impl<'f, 'p> PostState<'f, 'p> {
             hunk: index,
             start,
             end,
-            states: vec![ROOT; new_lines.len()],
             new_lines,
         });
         self.by_start.insert(start, b);
@@ -1183,7 +1252,7 @@ impl<'f, 'p> PostState<'f, 'p> {
                 Pos::New(d, o) => {
                     first_run = false;
                     s = self.ac.step(s, self.blocks[d].new_lines[o].id);
-                    let old = self.blocks[d].states[o];
+                    let old = self.blocks[d].new_lines[o].state;
                     self.set_written_state(d, o, s);
                     if s == old {
                         return;

@@ -11,8 +11,10 @@
 //! - skew-binary jump pointers on the failure chain ([`Automaton::within`]):
 //!   the longest such suffix no longer than `r` lines, in O(log) steps.
 //!
-//! Transitions live in one hash map keyed by (state, line id); line id 0
-//! (a line in no old side) always leads back to the root.
+//! Transitions live in one hash map keyed by (state, line id), except the
+//! root's, which are an array by line id: most lines of a file are read at
+//! the root (the line before matched nothing), and every failure chain ends
+//! there. Line id 0 (a line in no old side) always leads back to the root.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -47,6 +49,8 @@ fn key(state: u32, id: u32) -> u64 {
 /// The automaton of a set of line-id sequences.
 pub(super) struct Automaton {
     edges: HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
+    /// The root's transitions by line id (the root when it has none).
+    from_root: Vec<u32>,
     fail: Vec<u32>,
     /// Length, in lines, of the prefix a state stands for.
     depth: Vec<u32>,
@@ -56,10 +60,12 @@ pub(super) struct Automaton {
 }
 
 impl Automaton {
-    /// Build the automaton of `patterns` (none may be empty); returns it and
-    /// the terminal state of each pattern, in order.
+    /// Build the automaton of `patterns` (none may be empty, and no id
+    /// may be 0); returns it and the terminal state of each pattern, in
+    /// order.
     pub(super) fn new<'a>(patterns: impl Iterator<Item = &'a [u32]>) -> (Automaton, Vec<u32>) {
         let mut edges: HashMap<u64, u32, BuildHasherDefault<MixHasher>> = HashMap::default();
+        let mut from_root: Vec<u32> = Vec::new();
         let mut parent = vec![ROOT];
         let mut via = vec![0u32];
         let mut depth = vec![0u32];
@@ -68,12 +74,20 @@ impl Automaton {
             let mut s = ROOT;
             for &id in pattern {
                 let next = parent.len() as u32;
+                let was = s;
                 s = *edges.entry(key(s, id)).or_insert_with(|| {
                     parent.push(s);
                     via.push(id);
                     depth.push(depth[s as usize] + 1);
                     next
                 });
+                if was == ROOT {
+                    let id = id as usize;
+                    if from_root.len() <= id {
+                        from_root.resize(id + 1, ROOT);
+                    }
+                    from_root[id] = s;
+                }
             }
             terminals.push(s);
         }
@@ -129,6 +143,7 @@ impl Automaton {
         (
             Automaton {
                 edges,
+                from_root,
                 fail,
                 depth,
                 jump,
@@ -150,11 +165,11 @@ impl Automaton {
             return ROOT;
         }
         loop {
+            if s == ROOT {
+                return self.from_root.get(id as usize).copied().unwrap_or(ROOT);
+            }
             if let Some(&t) = self.edges.get(&key(s, id)) {
                 return t;
-            }
-            if s == ROOT {
-                return ROOT;
             }
             s = self.fail[s as usize];
         }

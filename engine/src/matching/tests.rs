@@ -780,3 +780,39 @@ mod in_parts {
         }
     }
 }
+
+mod line_ids {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Lines around the short/long border (16 bytes), from an alphabet with
+    /// a zero byte, so padding and real zeros, and lines that share their
+    /// first and last 8 bytes, all come up.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(prop_oneof![Just(0u8), Just(b'a'), Just(b'}')], 0..24)
+    }
+
+    proptest! {
+        /// Two lines have the same id exactly when their bytes are equal;
+        /// a line in no old side gets 0 from `get`, an old-side line its id.
+        #[test]
+        fn ids_are_exact(
+            old in proptest::collection::vec(line(), 1..24),
+            probes in proptest::collection::vec(line(), 0..24),
+        ) {
+            let mut ids = LineIds::new(old.len());
+            let given: Vec<u32> = old.iter().map(|l| ids.intern(l)).collect();
+            for (a, ia) in old.iter().zip(&given) {
+                prop_assert_ne!(*ia, 0);
+                prop_assert_eq!(ids.get(a), *ia);
+                for (b, ib) in old.iter().zip(&given) {
+                    prop_assert_eq!(a == b, ia == ib, "{:?} {:?}", a, b);
+                }
+            }
+            for p in &probes {
+                let expected = old.iter().position(|l| l == p).map_or(0, |i| given[i]);
+                prop_assert_eq!(ids.get(p), expected, "{:?}", p);
+            }
+        }
+    }
+}
