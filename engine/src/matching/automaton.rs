@@ -22,8 +22,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// The start state: nothing matched.
 pub(super) const ROOT: u32 = 0;
 
-/// Mixes a packed (state, id) key; the identity would leave the high bits
-/// that hashbrown's control bytes use all zero.
+/// Mixes a packed (state, id) key, or a line number; the identity would
+/// leave the high bits that hashbrown's control bytes use all zero.
 #[derive(Default)]
 pub(super) struct MixHasher(u64);
 
@@ -39,6 +39,9 @@ impl Hasher for MixHasher {
     fn write_u64(&mut self, n: u64) {
         let h = (n ^ (n >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         self.0 = h ^ (h >> 29);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
     }
 }
 

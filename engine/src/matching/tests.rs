@@ -84,6 +84,17 @@ fn a_hash_collision_is_not_a_match() {
 }
 
 #[test]
+fn padded_word_is_the_zero_padded_little_endian_word() {
+    let bytes: Vec<u8> = (1..=12).map(|i| i * 17).collect();
+    for n in 0..=bytes.len() {
+        let mut w = [0u8; 8];
+        let k = n.min(8);
+        w[..k].copy_from_slice(&bytes[..k]);
+        assert_eq!(padded_word(&bytes[..n]), u64::from_le_bytes(w), "{n} bytes");
+    }
+}
+
+#[test]
 fn short_lines_do_not_collide() {
     let lines: [&[u8]; 6] = [b"", b" ", b"  ", b"\t", b"}", b"\0"];
     for (i, a) in lines.iter().enumerate() {
