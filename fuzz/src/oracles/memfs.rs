@@ -82,6 +82,25 @@ impl MemFs {
         })
     }
 
+    /// What [`snapshot`] sees of this workspace, taken from the tree
+    /// directly: one copy of it, not a walk through [`Fs`] that lists every
+    /// directory by scanning the whole tree (a twentieth of an
+    /// `envelope_apply` execution, twice per input).
+    pub fn snapshot(&self) -> BTreeMap<String, Node> {
+        self.with_nodes(|n| {
+            n.iter()
+                .filter(|(p, _)| !p.is_empty())
+                .map(|(p, node)| {
+                    let node = match node {
+                        Node::File(bytes, mode) => Node::File(bytes.clone(), mode & 0o777),
+                        Node::Dir => Node::Dir,
+                    };
+                    (p.clone(), node)
+                })
+                .collect()
+        })
+    }
+
     fn with_nodes<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Node>) -> T) -> T {
         let mut guard = match self.nodes.lock() {
             Ok(g) => g,
@@ -298,12 +317,24 @@ pub fn snapshot(fs: &dyn Fs) -> BTreeMap<String, Node> {
     out
 }
 
-/// The snapshot without the engine's private folder (`.patchspec/`, its trash).
+/// Whether a path is the engine's private folder (`.patchspec/`, its
+/// trash) or in it.
+fn private(path: &str) -> bool {
+    path == ".patchspec" || path.starts_with(".patchspec/")
+}
+
+/// The snapshot without the engine's private folder.
 pub fn visible(tree: &BTreeMap<String, Node>) -> BTreeMap<String, Node> {
     tree.iter()
-        .filter(|(p, _)| *p != ".patchspec" && !p.starts_with(".patchspec/"))
+        .filter(|(p, _)| !private(p))
         .map(|(p, n)| (p.clone(), n.clone()))
         .collect()
+}
+
+/// `visible(a) == visible(b)`, without copying either tree.
+pub fn same_visible(a: &BTreeMap<String, Node>, b: &BTreeMap<String, Node>) -> bool {
+    let shown = |(p, _): &(&String, &Node)| !private(p);
+    a.iter().filter(shown).eq(b.iter().filter(shown))
 }
 
 /// Paths of staged temp files (`*.apply-patch.tmp`) in `after` that were
@@ -314,4 +345,45 @@ pub fn temp_files(before: &BTreeMap<String, Node>, after: &BTreeMap<String, Node
         .filter(|p| p.ends_with(".apply-patch.tmp") && !before.contains_key(*p))
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> MemFs {
+        let files = [
+            ("a.txt", &b"a\n"[..], 0o100644),
+            ("src/lib.rs", b"fn x() {}\n", 0o100755),
+            ("src/deep/er/z", b"", 0o104600),
+            (".patchspec/trash/1", b"old", 0o100600),
+        ];
+        let files: Vec<(String, Vec<u8>, u32)> = files
+            .iter()
+            .map(|(p, b, m)| (p.to_string(), b.to_vec(), *m))
+            .collect();
+        MemFs::with(&files, &["empty/dir".to_string()]).expect("a valid tree")
+    }
+
+    /// The direct copy is the walk through `Fs`, entry for entry and mode
+    /// for mode (the setuid bit above is cut by both).
+    #[test]
+    fn a_memfs_snapshot_is_the_walk() {
+        let fs = tree();
+        assert_eq!(fs.snapshot(), snapshot(&fs));
+        assert!(fs.snapshot().len() > 5);
+    }
+
+    #[test]
+    fn same_visible_ignores_the_private_folder_only() {
+        let a = tree().snapshot();
+        let mut b = a.clone();
+        b.remove(".patchspec/trash/1");
+        assert!(same_visible(&a, &b));
+        assert_eq!(same_visible(&a, &b), visible(&a) == visible(&b));
+        b.insert("a.txt".into(), Node::File(b"b\n".to_vec(), 0o644));
+        assert!(!same_visible(&a, &b));
+        b.insert("a.txt".into(), Node::File(b"a\n".to_vec(), 0o600));
+        assert!(!same_visible(&a, &b));
+    }
 }

@@ -40,7 +40,7 @@ use patchspec_engine::tools::tul::apply_patch::{apply_bytes, ApplyOptions};
 use serde_json::Value;
 
 use envelope_model::MPatch;
-use memfs::{snapshot, temp_files, visible, MemFs, Node};
+use memfs::{same_visible, snapshot, temp_files, visible, MemFs, Node};
 use patchspec_gen::envelope::{ApplyInput, Scenario};
 
 pub use write_patch_oracles::{write_patch_apply, write_patch_validate};
@@ -244,23 +244,24 @@ pub fn check_apply(s: &Scenario) {
     let mem;
     let tmp;
     let real;
-    let fs: &dyn Fs = if s.real_fs {
+    let (fs, mem): (&dyn Fs, Option<&MemFs>) = if s.real_fs {
         if MemFs::with(&s.files, &s.dirs).is_none() {
             return;
         }
         tmp = real_workspace(&s.files, &s.dirs);
         real = RealFs::open(tmp.path()).expect("open the temporary workspace");
-        &real
+        (&real, None)
     } else {
         match MemFs::with(&s.files, &s.dirs) {
             Some(m) => {
                 mem = m;
-                &mem
+                (&mem, Some(&mem))
             }
             None => return,
         }
     };
-    let before = snapshot(fs);
+    let take_snapshot = || mem.map_or_else(|| snapshot(fs), MemFs::snapshot);
+    let before = take_snapshot();
     let model = apply_model::apply(&before, &s.patch, s.atomic, &s.expected);
     if let Some(argv) = external::executor() {
         check_external_apply(argv, s, &model);
@@ -289,7 +290,7 @@ pub fn check_apply(s: &Scenario) {
         }
         None => (apply_bytes(fs, &s.patch, &options), false),
     };
-    let after = snapshot(fs);
+    let after = take_snapshot();
     let ctx = || {
         format!(
             "\npatch: {}\natomic: {} expected: {:?} fault: {:?} real_fs: {}\nworkspace before: {}\nengine: {:?}\nmodel: {:?} {:?}",
@@ -346,7 +347,7 @@ pub fn check_apply(s: &Scenario) {
             let want = apply_model::apply_prefix(&before, &s.patch, &s.expected, k)
                 .unwrap_or_else(|| panic!("model prefix {k} fails{}", ctx()));
             assert!(
-                visible(&after) == visible(&want),
+                same_visible(&after, &want),
                 "after a fault in section {k}: {} expected {}{}",
                 show_tree(&after),
                 show_tree(&want),
@@ -409,7 +410,7 @@ pub fn check_apply(s: &Scenario) {
         );
     } else {
         assert!(
-            visible(&after) == visible(&model.tree),
+            same_visible(&after, &model.tree),
             "the workspace differs from the model's\nengine: {}\nmodel:  {}{}",
             show_tree(&visible(&after)),
             show_tree(&visible(&model.tree)),

@@ -15,7 +15,7 @@ use patchspec_engine::tools::tul::write_patch::{
 use serde_json::{Map, Value};
 
 use super::envelope_model;
-use super::memfs::{snapshot, temp_files, valid_rel, visible, MemFs, Node};
+use super::memfs::{same_visible, snapshot, temp_files, valid_rel, MemFs, Node};
 use super::write_patch_model::{self as wm, MApplyErr, MBatch, MChange, MFile};
 use super::{case, external, real_workspace, show, show_tree, stat};
 use patchspec_gen::write_patch::{ApplyInput, BatchGen, Scenario};
@@ -234,7 +234,7 @@ fn check_validate(v: &Value) {
     let Some(fs) = MemFs::with(&files, &[]) else {
         return;
     };
-    let before = snapshot(&fs);
+    let before = fs.snapshot();
     // Only docPaths that name their file plainly (the path guard's other
     // rules are write_patch_apply's business).
     if m.files
@@ -256,7 +256,7 @@ fn check_validate(v: &Value) {
         }
     }
     assert!(
-        report.success() || snapshot(&fs) == before,
+        report.success() || fs.snapshot() == before,
         "a failed batch changed files"
     );
     let mut with_hashes = batch.clone();
@@ -269,7 +269,7 @@ fn check_validate(v: &Value) {
         report.success(),
         "a batch with matching hashes and lines fails: {report:?}\nbatch: {v}"
     );
-    let tree = snapshot(&fs);
+    let tree = fs.snapshot();
     for (f, (path, bytes, _)) in m.files.iter().zip(&files) {
         let changes: Vec<MChange> = f.changes.iter().map(|(c, _, _)| c.clone()).collect();
         let want = wm::apply(bytes, &changes).expect("the model applies a matching file");
@@ -410,19 +410,20 @@ fn check_apply(s: &Scenario) {
     let mem;
     let tmp;
     let real;
-    let fs: &dyn Fs = match MemFs::with(&s.files, &s.dirs) {
+    let (fs, mem): (&dyn Fs, Option<&MemFs>) = match MemFs::with(&s.files, &s.dirs) {
         None => return,
         Some(m) if !s.real_fs => {
             mem = m;
-            &mem
+            (&mem, Some(&mem))
         }
         Some(_) => {
             tmp = real_workspace(&s.files, &s.dirs);
             real = RealFs::open(tmp.path()).expect("open the temporary workspace");
-            &real
+            (&real, None)
         }
     };
-    let before = snapshot(fs);
+    let take_snapshot = || mem.map_or_else(|| snapshot(fs), MemFs::snapshot);
+    let before = take_snapshot();
     let (want, want_tree) = wm::apply_batch(&before, &mbatch);
     let (report, fired) = match s.fault {
         Some(n) => {
@@ -441,7 +442,7 @@ fn check_apply(s: &Scenario) {
         }
         None => (apply_batch(fs, &batch), false),
     };
-    let after = snapshot(fs);
+    let after = take_snapshot();
     let ctx = || {
         format!(
             "\nbatch: {}\nworkspace: {}\nengine: {report:?}\nmodel: {want:?}",
@@ -511,7 +512,7 @@ fn check_apply(s: &Scenario) {
     }
     if all_ok {
         assert!(
-            visible(&after) == visible(&want_tree),
+            same_visible(&after, &want_tree),
             "tree after: {}\nexpected:   {}{}",
             show_tree(&after),
             show_tree(&want_tree),
@@ -551,7 +552,7 @@ fn check_external(argv: &[String], s: &Scenario, model: Option<&MBatch>) {
     let Some(mem) = MemFs::with(&s.files, &s.dirs) else {
         return;
     };
-    let before = snapshot(&mem);
+    let before = mem.snapshot();
     let a = external::call(argv, &s.files, &s.dirs, "workspace_write_patch", &s.batch);
     let what = || format!("\nbatch: {}\nresult: {}", s.batch, a.result);
     let Some(batch) = model else {
