@@ -91,6 +91,12 @@ use wavelet::Wavelet;
 /// more than one thread (`crate::parallel`).
 const PARALLEL_PART_LINES: usize = 1 << 16;
 
+/// The original lines are cut into stretches of this many for
+/// `PostState::orig_state` (a list entry per stretch: 64 KiB per million
+/// lines). Under test, 4, so that the proptests' small files cross
+/// stretches.
+const OCC_STRETCH: usize = if cfg!(test) { 4 } else { 128 };
+
 /// How many match locations a `multiple_matches` failure lists at most.
 pub const MAX_REPORTED_MATCHES: usize = 20;
 
@@ -661,6 +667,11 @@ struct PostState<'f, 'p> {
     /// the root, ascending, and those states.
     occ_pos: Offsets,
     occ_state: Vec<u32>,
+    /// Where in `occ_pos` the lines of each stretch of [`OCC_STRETCH`]
+    /// original lines start (one more entry at the end): `orig_state`
+    /// searches one stretch, a few entries, not the whole list, whose
+    /// first probes each missed the cache.
+    occ_from: Vec<usize>,
     /// The same lines grouped by the Euler-tour number of their state (in
     /// line order within a group): where an old side ends is one slice,
     /// `by_tin[tin_start[lo]..tin_start[hi]]`.
@@ -730,6 +741,16 @@ impl<'f, 'p> PostState<'f, 'p> {
             by_tin.set(slot[t], occ_pos.get(i));
             slot[t] += 1;
         }
+        let mut occ_from = Vec::with_capacity(lines.len() / OCC_STRETCH + 2);
+        let mut i = 0;
+        for stretch in 0..=lines.len() / OCC_STRETCH {
+            let first = stretch * OCC_STRETCH;
+            while i < occ_pos.len() && occ_pos.get(i) < first {
+                i += 1;
+            }
+            occ_from.push(i);
+        }
+        occ_from.push(occ_pos.len());
         let state = PostState {
             lines,
             blocks: Vec::new(),
@@ -744,6 +765,7 @@ impl<'f, 'p> PostState<'f, 'p> {
             terminals,
             occ_pos,
             occ_state,
+            occ_from,
             by_tin,
             tin_start,
             occ_index: OnceCell::new(),
@@ -866,8 +888,10 @@ impl<'f, 'p> PostState<'f, 'p> {
 
     /// The automaton state at original line `y` when reading the original.
     fn orig_state(&self, y: usize) -> u32 {
+        let stretch = y / OCC_STRETCH;
+        let within = self.occ_from[stretch]..self.occ_from[stretch + 1];
         self.occ_pos
-            .position_sorted(y)
+            .position_sorted_within(within, y)
             .map_or(ROOT, |i| self.occ_state[i])
     }
 

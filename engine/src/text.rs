@@ -118,10 +118,22 @@ impl Offsets {
         }
     }
 
-    /// Where `value` is in this ascending list, if it is.
-    pub(crate) fn position_sorted(&self, value: usize) -> Option<usize> {
-        let i = self.partition_point(|v| v < value);
-        (i < self.len() && self.get(i) == value).then_some(i)
+    /// Where `value` is in this ascending list, if it is, knowing that it
+    /// can only be at a position in `within`.
+    pub(crate) fn position_sorted_within(
+        &self,
+        within: std::ops::Range<usize>,
+        value: usize,
+    ) -> Option<usize> {
+        let (start, end) = (within.start, within.end);
+        let i = start
+            + match self {
+                Offsets::Narrow(values) => {
+                    values[within].partition_point(|&v| (v as usize) < value)
+                }
+                Offsets::Wide(values) => values[within].partition_point(|&v| v < value),
+            };
+        (i < end && self.get(i) == value).then_some(i)
     }
 }
 
@@ -328,8 +340,10 @@ mod tests {
             (o.get(0), o.get(1), o.get(2), o.len()),
             (3, u32::MAX as usize, big, 3)
         );
-        assert_eq!(o.position_sorted(big), Some(2));
-        assert_eq!(o.position_sorted(4), None);
+        assert_eq!(o.position_sorted_within(0..3, big), Some(2));
+        assert_eq!(o.position_sorted_within(1..3, big), Some(2));
+        assert_eq!(o.position_sorted_within(0..3, 4), None);
+        assert_eq!(o.position_sorted_within(1..1, u32::MAX as usize), None);
         assert_eq!(o.partition_point(|v| v < 4), 1);
         o.pop();
         assert_eq!(o.last(), Some(u32::MAX as usize));
