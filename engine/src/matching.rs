@@ -92,9 +92,9 @@ use wavelet::Wavelet;
 const PARALLEL_PART_LINES: usize = 1 << 16;
 
 /// The original lines are cut into stretches of this many for
-/// `PostState::orig_state` (a list entry per stretch: 64 KiB per million
-/// lines). Under test, 4, so that the proptests' small files cross
-/// stretches.
+/// `PostState::orig_state` (a list entry of 8 bytes per stretch: about
+/// 61 KiB per million lines). Under test, 4, so that the proptests' small
+/// files cross stretches.
 const OCC_STRETCH: usize = if cfg!(test) { 4 } else { 128 };
 
 /// How many match locations a `multiple_matches` failure lists at most.
@@ -294,8 +294,8 @@ impl HunkShape {
 }
 
 /// A fast 64-bit line hash (FxHash-style over 8-byte words). Not
-/// DoS-resistant, and it need not be: it only picks the bucket in which
-/// [`LineIds`] compares bytes.
+/// DoS-resistant, and it need not be: it only places a line of more than
+/// [`SHORT_LINE`] bytes in [`LineIds`]'s table, which compares the bytes.
 fn line_hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     // The length, spread over the word (a small length alone would cancel
@@ -433,9 +433,10 @@ impl Hasher for ShortLineHasher {
 ///
 /// Most lines that get past the filter are real old-side lines, and most of
 /// those are short (`}`, `];`, a blank line): those are looked up by their
-/// own bytes as a key ([`ShortLine`]), in a table of a few entries that
-/// stays in the cache, without hashing the line or comparing it with the
-/// patch's copy. Longer lines are hashed whole ([`line_hash`]) and compared.
+/// own bytes as a key of three words ([`ShortLine`]), in a table of a few
+/// entries that stays in the cache, without a byte-by-byte hash of the
+/// line or a comparison with the patch's copy. Longer lines are hashed
+/// whole ([`line_hash`]) and compared byte for byte.
 struct LineIds<'p> {
     bits: u32,
     /// A bitset over the top `bits` bits of [`quick_key`]: most lines of a
@@ -668,7 +669,9 @@ struct PostState<'f, 'p> {
     occ_pos: Offsets,
     occ_state: Vec<u32>,
     /// Where in `occ_pos` the lines of each stretch of [`OCC_STRETCH`]
-    /// original lines start (one more entry at the end): `orig_state`
+    /// original lines start, from stretch 0 to stretch `n / OCC_STRETCH`
+    /// (empty when the stretch size divides `n`), and one more entry at the
+    /// end holding the list's length: `orig_state`
     /// searches one stretch, a few entries, not the whole list, whose
     /// first probes each missed the cache.
     occ_from: Vec<usize>,

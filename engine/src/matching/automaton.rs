@@ -11,10 +11,11 @@
 //! - skew-binary jump pointers on the failure chain ([`Automaton::within`]):
 //!   the longest such suffix no longer than `r` lines, in O(log) steps.
 //!
-//! Transitions live in one hash map keyed by (state, line id), except the
-//! root's, which are an array by line id: most lines of a file are read at
-//! the root (the line before matched nothing), and every failure chain ends
-//! there. Line id 0 (a line in no old side) always leads back to the root.
+//! Transitions live in one hash map keyed by (state, line id); the root's
+//! are also kept in an array by line id, which [`Automaton::step`] reads:
+//! most lines of a file are read at the root (the line before matched
+//! nothing), and every failure chain ends there. Line id 0 (a line in no
+//! old side) always leads back to the root.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

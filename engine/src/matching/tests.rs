@@ -71,9 +71,10 @@ fn fail(hunk_index: usize, failure: HunkFailure) -> Result<&'static str, HunkErr
 
 /// Found by fuzzing (fuzz/regressions/envelope_apply/b2-…): `""` and
 /// `" "` had the same line hash under an earlier hash function, and an
-/// empty line matched a line of one space. Ids are given by byte
-/// comparison within a hash bucket, so no collision can pass for a match
-/// (`LineIds::get`).
+/// empty line matched a line of one space. Ids are given by exact
+/// comparison (short lines by their bytes as the key, longer ones byte for
+/// byte in the table; the hash only places them), so no collision can pass
+/// for a match (`LineIds::get`; `line_ids::ids_are_exact` covers both).
 #[test]
 fn a_hash_collision_is_not_a_match() {
     check(
