@@ -671,9 +671,9 @@ struct PostState<'f, 'p> {
     /// Where in `occ_pos` the lines of each stretch of [`OCC_STRETCH`]
     /// original lines start, from stretch 0 to stretch `n / OCC_STRETCH`
     /// (empty when the stretch size divides `n`), and one more entry at the
-    /// end holding the list's length: `orig_state`
-    /// searches one stretch, a few entries, not the whole list, whose
-    /// first probes each missed the cache.
+    /// end holding the list's length: `orig_state` searches one stretch, a
+    /// few entries, not the whole list, whose first probes each missed the
+    /// cache.
     occ_from: Vec<usize>,
     /// The same lines grouped by the Euler-tour number of their state (in
     /// line order within a group): where an old side ends is one slice,

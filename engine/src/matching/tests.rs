@@ -102,6 +102,7 @@ fn short_lines_do_not_collide() {
         for b in &lines[i + 1..] {
             assert_ne!(line_hash(a), line_hash(b), "{a:?} {b:?}");
             assert_ne!(quick_key(a), quick_key(b), "{a:?} {b:?}");
+            assert!(ShortLine::of(a) != ShortLine::of(b), "{a:?} {b:?}");
         }
     }
 }

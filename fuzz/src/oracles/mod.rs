@@ -210,6 +210,46 @@ pub fn real_workspace(files: &[(String, Vec<u8>, u32)], dirs: &[String]) -> temp
     dir
 }
 
+/// The workspace an oracle runs the engine on: in memory, or (when the
+/// input asks for it) a real temporary folder.
+pub enum Workspace {
+    /// The in-memory filesystem.
+    Mem(MemFs),
+    /// A real folder, and the engine's view of it.
+    Real(tempfile::TempDir, RealFs),
+}
+
+impl Workspace {
+    /// `files` and `dirs` as a workspace; `None` when their paths conflict
+    /// ([`MemFs::with`] decides, for both kinds).
+    pub fn new(files: &[(String, Vec<u8>, u32)], dirs: &[String], real_fs: bool) -> Option<Self> {
+        let mem = MemFs::with(files, dirs)?;
+        if !real_fs {
+            return Some(Workspace::Mem(mem));
+        }
+        let tmp = real_workspace(files, dirs);
+        let real = RealFs::open(tmp.path()).expect("open the temporary workspace");
+        Some(Workspace::Real(tmp, real))
+    }
+
+    /// The filesystem the engine is given.
+    pub fn fs(&self) -> &dyn Fs {
+        match self {
+            Workspace::Mem(m) => m,
+            Workspace::Real(_, r) => r,
+        }
+    }
+
+    /// The whole tree, byte for byte: a copy of the in-memory one, or a
+    /// walk of the real one ([`snapshot`]).
+    pub fn snapshot(&self) -> BTreeMap<String, Node> {
+        match self {
+            Workspace::Mem(m) => m.snapshot(),
+            Workspace::Real(_, r) => snapshot(r),
+        }
+    }
+}
+
 /// Under the fuzzer, the engine diagnoses the refused hunks of one input
 /// in this many.
 ///
@@ -241,27 +281,11 @@ pub fn check_apply(s: &Scenario) {
     {
         return;
     }
-    let mem;
-    let tmp;
-    let real;
-    let (fs, mem): (&dyn Fs, Option<&MemFs>) = if s.real_fs {
-        if MemFs::with(&s.files, &s.dirs).is_none() {
-            return;
-        }
-        tmp = real_workspace(&s.files, &s.dirs);
-        real = RealFs::open(tmp.path()).expect("open the temporary workspace");
-        (&real, None)
-    } else {
-        match MemFs::with(&s.files, &s.dirs) {
-            Some(m) => {
-                mem = m;
-                (&mem, Some(&mem))
-            }
-            None => return,
-        }
+    let Some(workspace) = Workspace::new(&s.files, &s.dirs, s.real_fs) else {
+        return;
     };
-    let take_snapshot = || mem.map_or_else(|| snapshot(fs), MemFs::snapshot);
-    let before = take_snapshot();
+    let fs = workspace.fs();
+    let before = workspace.snapshot();
     let model = apply_model::apply(&before, &s.patch, s.atomic, &s.expected);
     if let Some(argv) = external::executor() {
         check_external_apply(argv, s, &model);
@@ -290,7 +314,7 @@ pub fn check_apply(s: &Scenario) {
         }
         None => (apply_bytes(fs, &s.patch, &options), false),
     };
-    let after = take_snapshot();
+    let after = workspace.snapshot();
     let ctx = || {
         format!(
             "\npatch: {}\natomic: {} expected: {:?} fault: {:?} real_fs: {}\nworkspace before: {}\nengine: {:?}\nmodel: {:?} {:?}",

@@ -4,7 +4,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use patchspec_engine::envelope;
-use patchspec_engine::fs::{FaultFs, Fs, FsOp, RealFs};
+use patchspec_engine::fs::{FaultFs, FsOp};
 use patchspec_engine::hash::sha256_hex;
 use patchspec_engine::journal;
 use patchspec_engine::matching;
@@ -15,9 +15,9 @@ use patchspec_engine::tools::tul::write_patch::{
 use serde_json::{Map, Value};
 
 use super::envelope_model;
-use super::memfs::{same_visible, snapshot, temp_files, valid_rel, MemFs, Node};
+use super::memfs::{same_visible, temp_files, valid_rel, MemFs, Node};
 use super::write_patch_model::{self as wm, MApplyErr, MBatch, MChange, MFile};
-use super::{case, external, real_workspace, show, show_tree, stat};
+use super::{case, external, show, show_tree, stat, Workspace};
 use patchspec_gen::write_patch::{ApplyInput, BatchGen, Scenario};
 
 /// The engine's validated batch in model form (IDs dropped).
@@ -407,23 +407,11 @@ fn check_apply(s: &Scenario) {
             e.map_err(|e| e.iter().map(|e| e.message.clone()).collect::<Vec<_>>())
         ),
     };
-    let mem;
-    let tmp;
-    let real;
-    let (fs, mem): (&dyn Fs, Option<&MemFs>) = match MemFs::with(&s.files, &s.dirs) {
-        None => return,
-        Some(m) if !s.real_fs => {
-            mem = m;
-            (&mem, Some(&mem))
-        }
-        Some(_) => {
-            tmp = real_workspace(&s.files, &s.dirs);
-            real = RealFs::open(tmp.path()).expect("open the temporary workspace");
-            (&real, None)
-        }
+    let Some(workspace) = Workspace::new(&s.files, &s.dirs, s.real_fs) else {
+        return;
     };
-    let take_snapshot = || mem.map_or_else(|| snapshot(fs), MemFs::snapshot);
-    let before = take_snapshot();
+    let fs = workspace.fs();
+    let before = workspace.snapshot();
     let (want, want_tree) = wm::apply_batch(&before, &mbatch);
     let (report, fired) = match s.fault {
         Some(n) => {
@@ -442,7 +430,7 @@ fn check_apply(s: &Scenario) {
         }
         None => (apply_batch(fs, &batch), false),
     };
-    let after = take_snapshot();
+    let after = workspace.snapshot();
     let ctx = || {
         format!(
             "\nbatch: {}\nworkspace: {}\nengine: {report:?}\nmodel: {want:?}",
