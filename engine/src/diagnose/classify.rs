@@ -10,6 +10,28 @@ use super::{Cause, MAX_CLASSIFY_BYTES};
 /// The look-alike fold used to classify: NFKC, then quotes, dashes and
 /// spaces to ASCII, zero-width characters removed.
 fn fold_lookalikes(s: &str, dash_runs: bool) -> String {
+    if s.is_ascii() {
+        // NFKC leaves ASCII as it is and no ASCII character is a look-alike:
+        // only the dash runs can change. Most lines of source are ASCII, and
+        // this skips the Unicode machinery for every one of them.
+        return if dash_runs {
+            let mut out = String::with_capacity(s.len());
+            for c in s.chars() {
+                if !(c == '-' && out.ends_with('-')) {
+                    out.push(c);
+                }
+            }
+            out
+        } else {
+            s.to_owned()
+        };
+    }
+    fold_lookalikes_unicode(s, dash_runs)
+}
+
+/// [`fold_lookalikes`] through NFKC and the look-alike table: the whole
+/// definition, for any text.
+fn fold_lookalikes_unicode(s: &str, dash_runs: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.nfkc() {
         match lookalike(c) {
@@ -150,4 +172,28 @@ pub(super) fn first_diff_byte(expected: &[u8], actual: &[u8]) -> usize {
         i -= 1;
     }
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{fold_lookalikes, fold_lookalikes_unicode};
+
+    proptest! {
+        /// The ASCII shortcut folds exactly as the definition does.
+        #[test]
+        fn ascii_shortcut_folds_as_the_definition(
+            s in "[ -~\t]{0,40}|[-a ]{0,20}",
+            dash_runs: bool,
+        ) {
+            prop_assert_eq!(fold_lookalikes(&s, dash_runs), fold_lookalikes_unicode(&s, dash_runs));
+        }
+    }
+
+    #[test]
+    fn ascii_dash_runs_fold_to_one_hyphen() {
+        assert_eq!(fold_lookalikes("a---b--c-", true), "a-b-c-");
+        assert_eq!(fold_lookalikes("a---b", false), "a---b");
+    }
 }
