@@ -11,7 +11,7 @@
 //!
 //! Left out: symlinks and the real filesystem (see [`super::apply_model`]).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use patchspec_engine::envelope::{LineKind, Patch, SectionKind};
 
@@ -230,7 +230,7 @@ struct P<'a> {
     lines: Vec<&'a str>,
     /// Index of the next line to look at (0-based); its number is `i + 1`.
     i: usize,
-    claimed: HashMap<&'a str, usize>,
+    claimed: BTreeMap<&'a str, usize>,
 }
 
 type R<T> = Result<T, usize>;
@@ -483,7 +483,7 @@ pub fn parse(bytes: &[u8]) -> Result<MPatch<'_>, usize> {
     P {
         lines,
         i: 0,
-        claimed: HashMap::new(),
+        claimed: BTreeMap::new(),
     }
     .envelope()
 }
