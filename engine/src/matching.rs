@@ -22,9 +22,12 @@
 //! position order through a wavelet matrix (`matching/wavelet.rs`), built the first
 //! time a hunk needs it. Either way, no other line is looked at.
 //!
-//! The ids and the automaton's pass are one pass per part of the file, the
-//! parts on every core (`index_original`); the line split before it too
-//! ([`crate::text`]). Same index, same work, less wall time.
+//! The file's lines are found and given their ids in one pass
+//! (`Lines::new_with_keys`, [`crate::text`]): an id is looked up while the
+//! split has the line in the cache, not in a second pass that would read
+//! the file from memory again. The automaton's pass then reads only the
+//! ids. Both are cut into parts run on every core (`index_original` for
+//! the automaton's). Same index, same work, less wall time.
 //!
 //! **Post-state.** Applied hunks are blocks spliced into a view of the
 //! original (no copy of the file). A match in the post-state is either
@@ -160,7 +163,6 @@ pub fn splice_hunks(original: &[u8], hunks: &[Hunk<'_>]) -> Result<Splicing, Hun
 /// [`splice_hunks`], and the work it took (unit steps, each O(log(n + P))
 /// at most), for the tests that prove the cost without timing it.
 fn run(original: &[u8], hunks: &[Hunk<'_>]) -> (Result<Splicing, HunkError>, u64) {
-    let lines = Lines::new(original);
     let shapes = hunks
         .iter()
         .enumerate()
@@ -175,7 +177,9 @@ fn run(original: &[u8], hunks: &[Hunk<'_>]) -> (Result<Splicing, HunkError>, u64
         Ok(s) => s,
         Err(e) => return (Err(e), 0),
     };
-    let mut state = PostState::new(&lines, hunks);
+    let old = OldSides::of(hunks);
+    let (lines, orig_ids) = old.read(original);
+    let mut state = PostState::new(&lines, old, orig_ids);
     for (index, (hunk, shape)) in hunks.iter().zip(&shapes).enumerate() {
         if let Err(failure) = state.apply(index, hunk, shape) {
             let work = state.work();
@@ -223,8 +227,9 @@ pub enum Segment<'p> {
 /// re-runs hunks `0..k` (which applied) to see what the matcher saw. It
 /// costs what applying them costs; [`apply_hunks`] does not call it.
 pub fn post_state<'p>(original: &[u8], hunks: &[Hunk<'p>]) -> Option<Vec<Segment<'p>>> {
-    let lines = Lines::new(original);
-    let mut state = PostState::new(&lines, hunks);
+    let old = OldSides::of(hunks);
+    let (lines, orig_ids) = old.read(original);
+    let mut state = PostState::new(&lines, old, orig_ids);
     for (index, hunk) in hunks.iter().enumerate() {
         let shape = HunkShape::of(hunk).ok()?;
         state.apply(index, hunk, &shape).ok()?;
@@ -498,9 +503,9 @@ impl<'p> LineIds<'p> {
     }
 }
 
-/// The id of every original line, and the lines where the automaton,
-/// reading the original, is not at its root, ascending, with those states:
-/// one pass over the file, cut into `parts` parts read on as many threads.
+/// The lines where the automaton, reading the original's line ids, is not
+/// at its root, ascending, with those states: one pass over the ids, cut
+/// into `parts` parts read on as many threads.
 ///
 /// A part is read from its start only if it is the first: id 0 (a line in
 /// no old side) sends the automaton to its root whatever state it was in,
@@ -508,12 +513,7 @@ impl<'p> LineIds<'p> {
 /// lines before that (its *head*, usually a line or two) are read at the
 /// end, in order, from the state the part before it ended in. Each line is
 /// stepped once, as on one thread.
-fn index_original(
-    lines: &Lines<'_>,
-    ids: &LineIds<'_>,
-    ac: &Automaton,
-    parts: usize,
-) -> (Vec<u32>, Offsets, Vec<u32>) {
+fn index_original(orig_ids: &[u32], ac: &Automaton, parts: usize) -> (Offsets, Vec<u32>) {
     /// What one part found. `first` is the part's first line (a line
     /// number of the file); `from` counts from `first`: the part was read
     /// at the root from its line `from` on (`None`: it has no id-0 line, so
@@ -525,8 +525,7 @@ fn index_original(
         occ_state: Vec<u32>,
         last_state: u32,
     }
-    let n = lines.len();
-    let mut orig_ids = vec![0u32; n];
+    let n = orig_ids.len();
     let size = n.div_ceil(parts.max(1)).max(1);
     let mut found: Vec<Part> = (0..n)
         .step_by(size)
@@ -538,11 +537,8 @@ fn index_original(
             last_state: ROOT,
         })
         .collect();
-    let work: Vec<(&mut [u32], &mut Part)> = orig_ids.chunks_mut(size).zip(&mut found).collect();
+    let work: Vec<(&[u32], &mut Part)> = orig_ids.chunks(size).zip(&mut found).collect();
     parallel::for_each(work, parts, |(part_ids, part)| {
-        for (k, id) in part_ids.iter_mut().enumerate() {
-            *id = ids.get(lines.content(part.first + k));
-        }
         part.from = if part.first == 0 {
             Some(0)
         } else {
@@ -571,7 +567,7 @@ fn index_original(
             s = part.last_state;
         }
     }
-    (orig_ids, occ_pos, occ_state)
+    (occ_pos, occ_state)
 }
 
 /// Step `ac` from state `s` through `ids` (the lines from `first` on),
@@ -644,6 +640,61 @@ enum Located {
     Refused,
 }
 
+/// The hunks' old sides, given ids and read into the automaton: what the
+/// matcher knows before it reads the file.
+struct OldSides<'p> {
+    /// The id of every distinct old-side line.
+    ids: LineIds<'p>,
+    /// How many old-side lines there are, over all hunks.
+    count: usize,
+    ac: Automaton,
+    /// The automaton state of each hunk's whole old side (`None`: no old lines).
+    terminals: Vec<Option<u32>>,
+}
+
+impl<'p> OldSides<'p> {
+    fn of(hunks: &[Hunk<'p>]) -> Self {
+        let count = hunks.iter().map(|h| h.old_lines().count()).sum();
+        let mut ids = LineIds::new(count);
+        // Every old side's ids, one after the other (one allocation, not one
+        // per hunk): hunk `k`'s are `old_ids[old_ends[k - 1]..old_ends[k]]`.
+        let mut old_ids = Vec::with_capacity(count);
+        let mut old_ends = Vec::with_capacity(hunks.len());
+        for h in hunks {
+            old_ids.extend(h.old_lines().map(|l| ids.intern(l.text.as_bytes())));
+            old_ends.push(old_ids.len());
+        }
+        let patterns = || {
+            let starts = std::iter::once(0).chain(old_ends.iter().copied());
+            starts.zip(&old_ends).map(|(s, &e)| &old_ids[s..e])
+        };
+        let (ac, terms) = Automaton::new(patterns().filter(|p| !p.is_empty()));
+        let mut terms = terms.into_iter();
+        let terminals = patterns()
+            .map(|p| if p.is_empty() { None } else { terms.next() })
+            .collect();
+        OldSides {
+            ids,
+            count,
+            ac,
+            terminals,
+        }
+    }
+
+    /// The original's lines and the id of each (0: in no old side), found
+    /// in one pass: each line is given its id while the split has it in
+    /// the cache ([`Lines::new_with_keys`]).
+    fn read<'f>(&self, original: &'f [u8]) -> (Lines<'f>, Vec<u32>) {
+        if self.count == 0 {
+            let lines = Lines::new(original);
+            let n = lines.len();
+            (lines, vec![0; n])
+        } else {
+            Lines::new_with_keys(original, |line| self.ids.get(line))
+        }
+    }
+}
+
 /// The file as left by the hunks applied so far, as a view over the original.
 struct PostState<'f, 'p> {
     lines: &'f Lines<'f>,
@@ -697,37 +748,29 @@ struct PostState<'f, 'p> {
 }
 
 impl<'f, 'p> PostState<'f, 'p> {
-    fn new(lines: &'f Lines<'f>, hunks: &[Hunk<'p>]) -> Self {
+    fn new(lines: &'f Lines<'f>, old: OldSides<'p>, orig_ids: Vec<u32>) -> Self {
         let parts = parallel::parts(lines.len(), PARALLEL_PART_LINES);
-        PostState::with_parts(lines, hunks, parts)
+        PostState::with_parts(lines, old, orig_ids, parts)
     }
 
-    /// [`PostState::new`] with the original read in `parts` parts, one
-    /// thread each ([`index_original`]).
-    fn with_parts(lines: &'f Lines<'f>, hunks: &[Hunk<'p>], parts: usize) -> Self {
-        let old_count = hunks.iter().map(|h| h.old_lines().count()).sum();
-        let mut ids = LineIds::new(old_count);
-        // Every old side's ids, one after the other (one allocation, not one
-        // per hunk): hunk `k`'s are `old_ids[old_ends[k - 1]..old_ends[k]]`.
-        let mut old_ids = Vec::with_capacity(old_count);
-        let mut old_ends = Vec::with_capacity(hunks.len());
-        for h in hunks {
-            old_ids.extend(h.old_lines().map(|l| ids.intern(l.text.as_bytes())));
-            old_ends.push(old_ids.len());
-        }
-        let patterns = || {
-            let starts = std::iter::once(0).chain(old_ends.iter().copied());
-            starts.zip(&old_ends).map(|(s, &e)| &old_ids[s..e])
-        };
-        let (ac, terms) = Automaton::new(patterns().filter(|p| !p.is_empty()));
-        let mut terms = terms.into_iter();
-        let terminals = patterns()
-            .map(|p| if p.is_empty() { None } else { terms.next() })
-            .collect();
-        let (orig_ids, occ_pos, occ_state) = if old_count == 0 {
-            (vec![0; lines.len()], Offsets::with_capacity(0), Vec::new())
+    /// [`PostState::new`] with the automaton's pass over the original cut
+    /// into `parts` parts, one thread each ([`index_original`]).
+    fn with_parts(
+        lines: &'f Lines<'f>,
+        old: OldSides<'p>,
+        orig_ids: Vec<u32>,
+        parts: usize,
+    ) -> Self {
+        let OldSides {
+            ids,
+            count: old_count,
+            ac,
+            terminals,
+        } = old;
+        let (occ_pos, occ_state) = if old_count == 0 {
+            (Offsets::with_capacity(0), Vec::new())
         } else {
-            index_original(lines, &ids, &ac, parts)
+            index_original(&orig_ids, &ac, parts)
         };
         // Counting sort of the lines by the Euler-tour number of their state.
         let mut tin_start = vec![0usize; ac.len() as usize + 1];
@@ -758,7 +801,10 @@ impl<'f, 'p> PostState<'f, 'p> {
             lines,
             blocks: Vec::new(),
             by_start: BTreeMap::new(),
-            by_end: HashMap::with_capacity_and_hasher(hunks.len(), BuildHasherDefault::default()),
+            by_end: HashMap::with_capacity_and_hasher(
+                terminals.len(),
+                BuildHasherDefault::default(),
+            ),
             tail: None,
             final_newline: lines.ends_with_newline(),
             len: lines.len(),

@@ -748,11 +748,18 @@ mod in_parts {
     /// states, whatever the cut (a part without any line outside the old
     /// sides, a head that is the whole part, parts of one line).
     fn same_index(file: &str, spec: &str) {
-        let lines = Lines::new(file.as_bytes());
         let hunks = hunks(spec);
-        let one = PostState::with_parts(&lines, &hunks, 1);
+        let (lines, orig_ids) = OldSides::of(&hunks).read(file.as_bytes());
+        let expected: Vec<u32> = {
+            let old = OldSides::of(&hunks);
+            (0..lines.len())
+                .map(|i| old.ids.get(lines.content(i)))
+                .collect()
+        };
+        assert_eq!(orig_ids, expected, "{file:?} {spec:?}");
+        let one = PostState::with_parts(&lines, OldSides::of(&hunks), orig_ids.clone(), 1);
         for parts in [2, 3, 5, 64] {
-            let many = PostState::with_parts(&lines, &hunks, parts);
+            let many = PostState::with_parts(&lines, OldSides::of(&hunks), orig_ids.clone(), parts);
             assert_eq!(
                 many.orig_ids, one.orig_ids,
                 "{parts} parts: {file:?} {spec:?}"
