@@ -767,6 +767,7 @@ impl<'f, 'p> PostState<'f, 'p> {
             ac,
             terminals,
         } = old;
+        debug_assert_eq!(orig_ids.len(), lines.len(), "one id per original line");
         let (occ_pos, occ_state) = if old_count == 0 {
             (Offsets::with_capacity(0), Vec::new())
         } else {

@@ -197,8 +197,8 @@ impl<'a> Lines<'a> {
 
     /// [`Lines::new_with_keys`] (or [`Lines::new`] when `key` is `None`,
     /// which leaves the keys empty) with the scan cut into `parts`
-    /// stretches, one thread each.
-    fn split<K>(bytes: &'a [u8], parts: usize, key: Option<&K>) -> (Lines<'a>, Vec<u32>)
+    /// stretches, one thread each (the crate's tests force the parts).
+    pub(crate) fn split<K>(bytes: &'a [u8], parts: usize, key: Option<&K>) -> (Lines<'a>, Vec<u32>)
     where
         K: Fn(&[u8]) -> u32 + Sync,
     {
@@ -302,8 +302,12 @@ where
 {
     // A file of 4 GiB or more keeps the one-thread path: its offsets widen.
     if parts <= 1 || u32::try_from(bytes.len()).is_err() {
-        let mut starts = Offsets::with_capacity(bytes.len() / 40 + 2);
-        let mut keys = Vec::new();
+        let mut starts = Offsets::with_capacity(starts_capacity(bytes));
+        let mut keys = Vec::with_capacity(if key.is_some() {
+            starts_capacity(bytes)
+        } else {
+            0
+        });
         starts.push(body);
         let mut start = body;
         for i in memchr::memchr_iter(b'\n', &bytes[body..]) {
@@ -388,6 +392,12 @@ where
         }
     });
     (Offsets::Narrow(starts), keys)
+}
+
+/// A first guess at a file's line count: lines of source average about 40
+/// bytes, so the one-thread split rarely grows its lists.
+fn starts_capacity(bytes: &[u8]) -> usize {
+    bytes.len() / 40 + 2
 }
 
 /// The content of the line from `start` to its `\n` at `newline`: without

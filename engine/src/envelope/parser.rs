@@ -40,8 +40,10 @@
 //! # Cost
 //!
 //! One pass over the text, no allocation per line (the [`Patch`] borrows every
-//! line), and an ordered map for the duplicate-path check (O(log sections)
-//! path comparisons per section): linear in the envelope's lines.
+//! line), and an ordered map for the duplicate-path check: each section's
+//! path is compared with O(log sections) others, so the whole parse is
+//! linear in the envelope's lines plus O(sections · log sections) path
+//! comparisons.
 //! Held by the test `large_envelopes_parse_in_linear_time`, which counts the
 //! parser's unit steps (a line classified, a path claimed) rather than time.
 

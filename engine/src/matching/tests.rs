@@ -757,6 +757,13 @@ mod in_parts {
                 .collect()
         };
         assert_eq!(orig_ids, expected, "{file:?} {spec:?}");
+        // The split on several threads gives each line the same id.
+        for parts in [2, 3, 5, 64] {
+            let old = OldSides::of(&hunks);
+            let key = |line: &[u8]| old.ids.get(line);
+            let (_, ids) = Lines::split(file.as_bytes(), parts, Some(&key));
+            assert_eq!(ids, expected, "split in {parts} parts: {file:?} {spec:?}");
+        }
         let one = PostState::with_parts(&lines, OldSides::of(&hunks), orig_ids.clone(), 1);
         for parts in [2, 3, 5, 64] {
             let many = PostState::with_parts(&lines, OldSides::of(&hunks), orig_ids.clone(), parts);
