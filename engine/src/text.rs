@@ -212,8 +212,8 @@ impl<'a> Lines<'a> {
         match (starts.last(), key) {
             (Some(last), _) if last == bytes.len() => starts.pop(),
             // A last line without a newline: no newline ended it in the
-            // scan, so its key is taken here (its content is all of it).
-            (Some(last), Some(key)) => keys.push(key(&bytes[last..])),
+            // scan, so its key is taken here.
+            (Some(last), Some(key)) => keys.push(key(without_ending(&bytes[last..]))),
             _ => {}
         }
         starts.push(bytes.len());
@@ -247,9 +247,7 @@ impl<'a> Lines<'a> {
 
     /// Line `i` (0-based) without its ending.
     pub fn content(&self, i: usize) -> &'a [u8] {
-        let full = self.full(i);
-        let n = ending_len(full);
-        &full[..full.len() - n]
+        without_ending(self.full(i))
     }
 
     /// The ending of line `i`: `"\r\n"`, `"\n"` or `""` (last line only).
@@ -313,7 +311,7 @@ where
         for i in memchr::memchr_iter(b'\n', &bytes[body..]) {
             let end = body + i;
             if let Some(key) = key {
-                keys.push(key(content_before(bytes, start, end)));
+                keys.push(key(without_ending(&bytes[start..=end])));
             }
             start = end + 1;
             starts.push(start);
@@ -384,7 +382,7 @@ where
                 let mut line = from;
                 for ((start, k), i) in piece.iter_mut().zip(keys_piece).zip(ends) {
                     let end = from + i;
-                    *k = key(content_before(bytes, line, end));
+                    *k = key(without_ending(&bytes[line..=end]));
                     line = end + 1;
                     *start = line as u32;
                 }
@@ -400,12 +398,12 @@ fn starts_capacity(bytes: &[u8]) -> usize {
     bytes.len() / 40 + 2
 }
 
-/// The content of the line from `start` to its `\n` at `newline`: without
-/// one `\r` before the `\n`.
+/// A line's content: the line (with its ending, if it has one) without
+/// that ending. The one definition [`Lines::content`] and the keyed split
+/// both use.
 #[inline]
-fn content_before(bytes: &[u8], start: usize, newline: usize) -> &[u8] {
-    let line = &bytes[start..newline];
-    line.strip_suffix(b"\r").unwrap_or(line)
+fn without_ending(full: &[u8]) -> &[u8] {
+    &full[..full.len() - ending_len(full)]
 }
 
 fn ending_len(full: &[u8]) -> usize {
