@@ -9,7 +9,8 @@
 //! content and stays in front of the file.
 //!
 //! The index is one list of line starts (`Offsets`: 32 bits each while
-//! the file is under 4 GiB), built with memchr: no allocation per line; a
+//! the file is under 4 GiB), built with SSE2 compares (or memchr where
+//! there is no SSE2): no allocation per line; a
 //! file of 8 MiB or more is scanned on several threads, one per 4 MiB up to
 //! the number of cores (`crate::parallel`). The same scan can give each
 //! line a 32-bit key while the line is in the cache
@@ -308,7 +309,7 @@ where
         });
         starts.push(body);
         let mut start = body;
-        for i in memchr::memchr_iter(b'\n', &bytes[body..]) {
+        for i in newlines(&bytes[body..]) {
             let end = body + i;
             if let Some(key) = key {
                 keys.push(key(without_ending(&bytes[start..=end])));
@@ -371,7 +372,7 @@ where
         filling.push((piece, keys_piece, from, to));
     }
     parallel::for_each(filling, parts, |(piece, keys_piece, from, to)| {
-        let ends = memchr::memchr_iter(b'\n', &bytes[from..to]);
+        let ends = newlines(&bytes[from..to]);
         match key {
             None => {
                 for (start, i) in piece.iter_mut().zip(ends) {
@@ -390,6 +391,103 @@ where
         }
     });
     (Offsets::Narrow(starts), keys)
+}
+
+/// The offset of every `\n` in `bytes`, in order: what
+/// [`memchr::memchr_iter`] gives, found 64 bytes at a time.
+///
+/// `memchr_iter` starts a new search after each match; with lines of 30–40
+/// bytes that restart is most of its cost, about 10 ns a line. Here each
+/// 64-byte block is compared at once into a bitmask (SSE2, which every
+/// x86-64 processor has), and the newlines are read off the mask: on a
+/// 100 MB file of 2.8 million lines, 15.6 ms instead of 22–28 ms on one
+/// thread (docs/performance.md, "Sixth round"). Other targets use
+/// `memchr_iter`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn newlines(bytes: &[u8]) -> Newlines<'_> {
+    Newlines {
+        bytes,
+        block: 0,
+        next: 0,
+        mask: 0,
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn newlines(bytes: &[u8]) -> memchr::Memchr<'_> {
+    memchr::memchr_iter(b'\n', bytes)
+}
+
+/// The iterator of [`newlines`].
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+struct Newlines<'a> {
+    bytes: &'a [u8],
+    /// Where the block of `mask` starts.
+    block: usize,
+    /// Where the next block starts.
+    next: usize,
+    /// The newlines of the block not yet given, one bit each.
+    mask: u64,
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+impl Iterator for Newlines<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            let rest = self.bytes.get(self.next..).filter(|r| !r.is_empty())?;
+            self.block = self.next;
+            self.mask = match rest.first_chunk::<64>() {
+                Some(block) => newline_mask(block),
+                None => {
+                    // The last, shorter block, zero-padded: a zero byte is
+                    // not a newline.
+                    let mut block = [0u8; 64];
+                    block[..rest.len()].copy_from_slice(rest);
+                    newline_mask(&block)
+                }
+            };
+            self.next += rest.len().min(64);
+        }
+        let bit = self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        Some(self.block + bit)
+    }
+}
+
+/// Bit `i` set where `block[i]` is `\n`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline]
+fn newline_mask(block: &[u8; 64]) -> u64 {
+    // SAFETY: `sse2_newline_mask` only needs SSE2, and the `cfg` above
+    // compiles this only where the whole build has it.
+    unsafe { sse2_newline_mask(block) }
+}
+
+/// [`newline_mask`] with SSE2 compares: 16 bytes a compare, one bit a
+/// byte by `movemask`. The loads go through `u64`s, so nothing here reads
+/// memory through a raw pointer.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+fn sse2_newline_mask(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x};
+    let newline = _mm_set1_epi8(b'\n' as i8);
+    let mut mask = 0u64;
+    for (k, sixteen) in block.chunks_exact(16).enumerate() {
+        let (low, high) = sixteen.split_at(8);
+        let word = |half: &[u8]| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(half);
+            i64::from_le_bytes(w)
+        };
+        let v = _mm_set_epi64x(word(high), word(low));
+        // `movemask` sets the low 16 bits only.
+        let bits = _mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) as u32 as u64;
+        mask |= bits << (16 * k);
+    }
+    mask
 }
 
 /// A first guess at a file's line count: lines of source average about 40
@@ -511,6 +609,39 @@ mod tests {
                 proptest::prop_assert_eq!(&lines.starts, &plain.starts, "{} parts", parts);
                 proptest::prop_assert_eq!(&keys, &expected, "{} parts", parts);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The newlines found 64 bytes at a time are those `memchr` finds,
+        /// in files that end inside a block or on its border.
+        #[test]
+        fn newlines_are_the_newlines_memchr_finds(
+            text in proptest::collection::vec(proptest::sample::select(b"ab\n\0\r".to_vec()), 0..300),
+            skip in 0usize..70,
+        ) {
+            let text = &text[skip.min(text.len())..];
+            let found: Vec<usize> = newlines(text).collect();
+            let expected: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
+            proptest::prop_assert_eq!(found, expected);
+        }
+    }
+
+    #[test]
+    fn newlines_at_block_borders() {
+        for len in [0, 1, 63, 64, 65, 127, 128, 129, 200] {
+            let all = vec![b'\n'; len];
+            assert_eq!(
+                newlines(&all).collect::<Vec<_>>(),
+                (0..len).collect::<Vec<_>>()
+            );
+            let mut ends = vec![b'x'; len];
+            if len > 0 {
+                ends[0] = b'\n';
+                ends[len - 1] = b'\n';
+            }
+            let expected: Vec<usize> = memchr::memchr_iter(b'\n', &ends).collect();
+            assert_eq!(newlines(&ends).collect::<Vec<_>>(), expected, "{len}");
         }
     }
 
