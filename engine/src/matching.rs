@@ -157,43 +157,82 @@ pub fn apply_hunks(original: &[u8], hunks: &[Hunk<'_>]) -> Result<Vec<u8>, HunkE
 /// of `original` and added bytes, for the committer to write out directly
 /// ([`crate::content`]).
 pub fn splice_hunks(original: &[u8], hunks: &[Hunk<'_>]) -> Result<Splicing, HunkError> {
-    run(original, hunks).0
+    Matcher::new(hunks).splice(original)
 }
 
 /// [`splice_hunks`], and the work it took (unit steps, each O(log(n + P))
 /// at most), for the tests that prove the cost without timing it.
+#[cfg(test)]
 fn run(original: &[u8], hunks: &[Hunk<'_>]) -> (Result<Splicing, HunkError>, u64) {
-    let shapes = hunks
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            HunkShape::of(h).map_err(|failure| HunkError {
-                hunk_index: i,
-                failure,
-            })
-        })
-        .collect::<Result<Vec<_>, _>>();
-    let shapes = match shapes {
-        Ok(s) => s,
-        Err(e) => return (Err(e), 0),
-    };
-    let old = OldSides::of(hunks);
-    let (lines, orig_ids) = old.read(original);
-    let mut state = PostState::new(&lines, old, orig_ids);
-    for (index, (hunk, shape)) in hunks.iter().zip(&shapes).enumerate() {
-        if let Err(failure) = state.apply(index, hunk, shape) {
-            let work = state.work();
-            return (
-                Err(HunkError {
-                    hunk_index: index,
+    Matcher::new(hunks).run(original)
+}
+
+/// A section's hunks made ready to be applied, before the file is read:
+/// their shapes checked, their old sides given ids and built into the
+/// automaton. That takes no byte of the file, so the committer's caller
+/// does it beside the read of a large file ([`crate::parallel::join`]),
+/// which keeps both cores busy but not always both at once.
+pub(crate) struct Matcher<'h, 'p> {
+    hunks: &'h [Hunk<'p>],
+    shapes: Result<Vec<HunkShape>, HunkError>,
+    old: OldSides<'p>,
+}
+
+impl<'h, 'p> Matcher<'h, 'p> {
+    /// Ready `hunks` (a section's, in order).
+    pub(crate) fn new(hunks: &'h [Hunk<'p>]) -> Self {
+        let shapes = hunks
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                HunkShape::of(h).map_err(|failure| HunkError {
+                    hunk_index: i,
                     failure,
-                }),
-                work,
-            );
+                })
+            })
+            .collect();
+        Matcher {
+            hunks,
+            shapes,
+            old: OldSides::of(hunks),
         }
     }
-    let work = state.work();
-    (Ok(state.render()), work)
+
+    /// How many old-side lines the hunks have in all: what
+    /// [`Matcher::new`] costs, about.
+    pub(crate) fn old_lines(hunks: &[Hunk<'_>]) -> usize {
+        hunks.iter().map(|h| h.old_lines().count()).sum()
+    }
+
+    /// [`splice_hunks`] of the hunks made ready.
+    pub(crate) fn splice(self, original: &[u8]) -> Result<Splicing, HunkError> {
+        self.run(original).0
+    }
+
+    /// [`Matcher::splice`], and the work it took (unit steps, each
+    /// O(log(n + P)) at most; the tests prove the cost with it).
+    fn run(self, original: &[u8]) -> (Result<Splicing, HunkError>, u64) {
+        let shapes = match self.shapes {
+            Ok(s) => s,
+            Err(e) => return (Err(e), 0),
+        };
+        let (lines, orig_ids) = self.old.read(original);
+        let mut state = PostState::new(&lines, self.old, orig_ids);
+        for (index, (hunk, shape)) in self.hunks.iter().zip(&shapes).enumerate() {
+            if let Err(failure) = state.apply(index, hunk, shape) {
+                let work = state.work();
+                return (
+                    Err(HunkError {
+                        hunk_index: index,
+                        failure,
+                    }),
+                    work,
+                );
+            }
+        }
+        let work = state.work();
+        (Ok(state.render()), work)
+    }
 }
 
 /// A stretch of a post-state, for the failure-path diagnosis
@@ -642,7 +681,7 @@ enum Located {
 
 /// The hunks' old sides, given ids and read into the automaton: what the
 /// matcher knows before it reads the file.
-struct OldSides<'p> {
+pub(crate) struct OldSides<'p> {
     /// The id of every distinct old-side line.
     ids: LineIds<'p>,
     /// How many old-side lines there are, over all hunks.

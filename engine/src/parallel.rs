@@ -70,6 +70,40 @@ pub(crate) fn for_each<P: Send>(items: Vec<P>, threads: usize, work: impl Fn(P) 
     });
 }
 
+/// Run `beside` on a second thread while `here` runs on this one, and
+/// return both results. With one core, or when the system refuses the
+/// thread, `beside` runs here after `here`. A panic in `beside` reaches
+/// this thread, as if it had run here.
+pub(crate) fn join<A: Send, B>(
+    beside: impl FnOnce() -> A + Send,
+    here: impl FnOnce() -> B,
+) -> (A, B) {
+    if cores() < 2 {
+        let b = here();
+        return (beside(), b);
+    }
+    // Shared, not moved into the thread: a thread that cannot start drops
+    // what was moved into it, and `beside` must then still run here.
+    let task = Mutex::new(Some(beside));
+    let take = || task.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let (ran, b) = thread::scope(|scope| {
+        let started = thread::Builder::new().spawn_scoped(scope, || take().map(|f| f()));
+        let b = here();
+        let ran = match started {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => None,
+        };
+        (ran, b)
+    });
+    match ran.or_else(|| take().map(|f| f())) {
+        Some(a) => (a, b),
+        // The task is taken exactly once, by the thread or here.
+        None => unreachable!("the task of `join` ran nowhere"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +118,22 @@ mod tests {
             });
             assert!(seen.iter().all(|n| n.load(Ordering::Relaxed) == 1));
         }
+    }
+
+    #[test]
+    fn join_returns_both_results_and_runs_each_once() {
+        let runs = AtomicUsize::new(0);
+        let (a, b) = join(
+            || {
+                runs.fetch_add(1, Ordering::Relaxed);
+                "beside"
+            },
+            || {
+                runs.fetch_add(10, Ordering::Relaxed);
+                7
+            },
+        );
+        assert_eq!((a, b, runs.load(Ordering::Relaxed)), ("beside", 7, 11));
     }
 
     #[test]

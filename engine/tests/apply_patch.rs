@@ -425,6 +425,47 @@ fn a_large_file_is_checked_and_edited_as_a_small_one() {
     );
 }
 
+/// Many hunks in a large file: their old sides (more than the 4,096 lines
+/// from which they are made ready on a second thread while the file is
+/// read) apply as they would one by one, with and without a stale check,
+/// and a stale file is still refused.
+#[test]
+fn many_hunks_made_ready_beside_the_read_apply_as_few_do() {
+    let body: String = (0..900_000).map(|i| format!("line {i}\n")).collect();
+    let hunks = 2_100;
+    let mut patch = String::from("*** Begin Patch\n*** Update File: big.txt\n");
+    for h in 0..hunks {
+        let k = h * 400;
+        patch.push_str(&format!("@@\n line {k}\n-line {}\n+changed {h}\n", k + 1));
+    }
+    let after: String = (0..900_000)
+        .map(|i| match (i % 400, i / 400) {
+            (1, h) if h < hunks => format!("changed {h}\n"),
+            _ => format!("line {i}\n"),
+        })
+        .collect();
+    patch.push_str("*** End Patch\n");
+    assert!(2 * hunks > 4096, "past the threshold");
+    let files: &[(&str, &str)] = &[("big.txt", &body)];
+    let with = |sha: Option<&str>| ApplyOptions {
+        expected_sha256: sha
+            .map(|sha| [("big.txt".to_string(), sha.to_string())].into())
+            .unwrap_or_default(),
+        ..ApplyOptions::default()
+    };
+    let digest = sha256_hex(body.as_bytes());
+    for sha in [Some(digest.as_str()), None] {
+        check(files, &patch, with(sha), None, Some(&[("big.txt", &after)]));
+    }
+    check(
+        files,
+        &patch,
+        with(Some(&sha256_hex(b"other"))),
+        Some(ErrorKind::StaleFile),
+        None,
+    );
+}
+
 /// `./a.txt` and `a.txt` name one file: with different digests the map
 /// contradicts itself and is refused (in either order, naming both keys);
 /// the last one winning would silently drop the stale check.
