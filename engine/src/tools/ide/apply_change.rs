@@ -382,7 +382,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
     };
     let changed = change.is_some();
     if let Some(change) = change {
-        commit(fs, &[change]).map_err(|e| {
+        commit(fs, [change]).map_err(|e| {
             IdeError::new("io_error", format!("writing {path} failed: {e}"))
                 .with("path", path)
                 .with("step", e.step)

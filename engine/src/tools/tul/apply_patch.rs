@@ -507,7 +507,7 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
             }
         }
         if !options.dry_run {
-            if let Err(e) = commit(fs, &changes) {
+            if let Err(e) = commit(fs, changes) {
                 return fail(commit_error(e));
             }
         }
@@ -526,7 +526,7 @@ fn sequential(planner: &mut Planner<'_>, patch: &Patch<'_>, dry_run: bool) -> Ap
     for (index, section) in patch.sections.iter().enumerate() {
         let result = planner.section(index, section).and_then(|(changes, file)| {
             if !dry_run {
-                commit(planner.fs, &changes).map_err(commit_error)?;
+                commit(planner.fs, changes).map_err(commit_error)?;
             }
             Ok(file)
         });

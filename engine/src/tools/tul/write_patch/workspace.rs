@@ -437,7 +437,7 @@ pub fn apply_batch(fs: &dyn Fs, batch: &ValidatedBatch) -> BatchReport {
             });
         }
     }
-    if let Err(e) = commit(fs, &changes) {
+    if let Err(e) = commit(fs, changes) {
         return BatchReport {
             files: targets
                 .into_iter()
