@@ -12,6 +12,10 @@
 //! as on one thread, part for part; only the wall time changes, and the
 //! work (the cost bounds in those modules) does not.
 //!
+//! [`join`] runs two unrelated tasks at once: an Update's hunks are made
+//! ready while its file is read ([`crate::matching::Matcher`]), and a large
+//! commit's bytes are freed while its clean-up runs ([`crate::commit`]).
+//!
 //! Small inputs stay on the calling thread: starting a thread costs tens of
 //! microseconds, more than splitting a megabyte. A thread the system refuses
 //! to start leaves its parts to the threads that did start, so a process at
