@@ -141,6 +141,20 @@ mod tests {
     }
 
     #[test]
+    fn a_panic_beside_reaches_the_caller_after_here_ran() {
+        let here_ran = AtomicUsize::new(0);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            join(
+                || -> u8 { panic!("beside failed") },
+                || here_ran.fetch_add(1, Ordering::Relaxed),
+            )
+        }));
+        let payload = caught.expect_err("the panic of `beside` surfaces");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"beside failed"));
+        assert_eq!(here_ran.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
     fn small_inputs_are_one_part() {
         assert_eq!(parts(10, 1 << 20), 1);
         assert_eq!(parts(0, 0), 1);

@@ -937,8 +937,10 @@ impl Planner<'_> {
     /// [`Self::read_checked`] for an Update, and its hunks applied in
     /// memory. The stale check hashes the whole file: with a digest to check,
     /// the file is hashed while it is read ([`Fs::read_hashed`]), so the
-    /// check adds little to the latency of a large file and a stale file is
-    /// refused before any hunk is planned.
+    /// check adds little to the latency of a large file, and a stale file
+    /// is refused before any hunk is matched against it. The hunks are made
+    /// ready ([`Matcher::new`], bounded by the envelope's size) before or
+    /// beside the read, stale file or not.
     fn read_checked_and_plan(
         &self,
         p: &GuardedPath,
