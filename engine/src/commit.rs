@@ -296,10 +296,7 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
     if let Err(e) = journal::commit_point(fs, &intent) {
         return Err(abort("journaling", &intent.dir(), e, true));
     }
-    let trashed = changes
-        .as_ref()
-        .iter()
-        .any(|c| matches!(c, Change::Delete { .. }));
+    let trashed = list.iter().any(|c| matches!(c, Change::Delete { .. }));
     let clean_up = || {
         let _ = journal::discard(fs, &intent.dir());
         // A commit that trashed nothing leaves no private folder behind.
@@ -328,8 +325,8 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
     Ok(())
 }
 
-/// From this many bytes held by a commit's changes on, they are freed on a
-/// second thread ([`commit`], phase 4): below, starting the thread costs
+/// From this many bytes owned by a commit's changes on ([`held_bytes`]),
+/// they are freed on a second thread ([`commit`], phase 4): below, starting the thread costs
 /// more than the freeing.
 const FREE_BESIDE_CLEAN_UP: usize = 8 << 20;
 

@@ -693,7 +693,7 @@ pub(crate) struct OldSides<'p> {
 
 impl<'p> OldSides<'p> {
     fn of(hunks: &[Hunk<'p>]) -> Self {
-        let count = hunks.iter().map(|h| h.old_lines().count()).sum();
+        let count = Matcher::old_lines(hunks);
         let mut ids = LineIds::new(count);
         // Every old side's ids, one after the other (one allocation, not one
         // per hunk): hunk `k`'s are `old_ids[old_ends[k - 1]..old_ends[k]]`.

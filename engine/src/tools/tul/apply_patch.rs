@@ -952,16 +952,11 @@ impl Planner<'_> {
             .get(&p.normalized)
             .is_some_and(|(_, expected)| !expected.is_empty());
         let read = || -> Result<_, PatchError> {
-            if checked {
-                Ok(
-                    match self.current_with(p, raw, |fs, path| fs.read_hashed(path))? {
-                        Some((bytes, digest)) => (Some(bytes), Some(digest)),
-                        None => (None, None),
-                    },
-                )
-            } else {
-                Ok((self.current(p, raw)?, None))
+            if !checked {
+                return Ok((self.current(p, raw)?, None));
             }
+            let read = self.current_with(p, raw, |fs, path| fs.read_hashed(path))?;
+            Ok(read.map_or((None, None), |(bytes, digest)| (Some(bytes), Some(digest))))
         };
         // Many hunks are made ready beside the read: the read and its hash
         // keep both cores busy, but not without gaps, and this fills them
