@@ -82,3 +82,28 @@ fn every_seed_and_regression_passes_its_oracles() {
         failures.join("\n\n")
     );
 }
+
+/// The checked-in `envelope_parse` seeds keep libFuzzer's input limit at its
+/// default: it is the longest seed when that is over 4096 bytes, and one long
+/// seed makes every mutation that long (`seeds::for_the_fuzzer`).
+#[test]
+fn checked_in_parse_seeds_fit_libfuzzers_default_limit() {
+    let dir = repo().join("fuzz/corpus/envelope_parse");
+    let seeds = files_in(&dir);
+    assert!(!seeds.is_empty(), "no seeds under {}", dir.display());
+    let long: Vec<String> = seeds
+        .iter()
+        .filter_map(|p| {
+            let len = std::fs::metadata(p).expect("stat a seed").len();
+            (len > oracles::seeds::ENVELOPE_PARSE_SEED_MAX_LEN as u64)
+                .then(|| format!("{} ({len} bytes)", p.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "envelope_parse seeds over {} bytes (libFuzzer would fuzz every input up to that \
+         length; `extract-seeds` leaves them out, the replay test still runs them):\n{}",
+        oracles::seeds::ENVELOPE_PARSE_SEED_MAX_LEN,
+        long.join("\n")
+    );
+}

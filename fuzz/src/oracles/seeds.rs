@@ -144,6 +144,28 @@ fn hand_written() -> Seeds {
     out
 }
 
+/// The longest `envelope_parse` seed that `extract-seeds` writes to the
+/// fuzzer's corpus: libFuzzer's own default input limit.
+///
+/// libFuzzer takes its input-length limit from the seeds (`-max_len` 0 means
+/// the larger of 4096 and the longest seed) and starts mutating at the
+/// longest seed's length. Four long envelopes of the JSON corpus (a
+/// 30,000-character line, a 2,006-line hunk, a 20,000-character added line,
+/// a 145-line move) made that 30 KB, so any mutation could be 30 KB long,
+/// and the target ran 30 % slower for it (docs/fuzzing.md, "Throughput,
+/// seventh round"). The parser does the same work for each line whatever its
+/// length, and every corner of its grammar fits in a few lines, so a long
+/// envelope gives it length, not structure. The other targets keep their
+/// long seeds: there a file's size and its line lengths reach paths of the
+/// engine (the diagnosis of long lines, the long-line table).
+pub const ENVELOPE_PARSE_SEED_MAX_LEN: usize = 4096;
+
+/// Whether `extract-seeds` writes this seed into the fuzzer's corpus. The
+/// replay test runs every seed, long or not.
+pub fn for_the_fuzzer(target: &str, bytes: &[u8]) -> bool {
+    target != "envelope_parse" || bytes.len() <= ENVELOPE_PARSE_SEED_MAX_LEN
+}
+
 /// The file name of a seed: the first 40 hex digits of its SHA-256.
 pub fn name(bytes: &[u8]) -> String {
     patchspec_engine::hash::sha256_hex(bytes)[..40].to_string()
