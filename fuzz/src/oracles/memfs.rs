@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -122,6 +123,33 @@ fn is_dir(nodes: &BTreeMap<String, Node>, path: &str) -> bool {
     path.is_empty() || matches!(nodes.get(path), Some(Node::Dir))
 }
 
+/// The entries directly in the folder `dir` (`""`: the root), in path order.
+///
+/// A range of the map, not a scan of all of it: the paths below `dir/` sort
+/// between `dir/` and `dir0` (`0` follows `/`), so listing every folder of a
+/// wide tree costs about the tree's size, not the tree's size per folder. A
+/// seed of 2,001 folders took 440 ms an execution with the scan, most of it
+/// in the fuzzer's tracing of the comparisons.
+fn children<'a>(
+    nodes: &'a BTreeMap<String, Node>,
+    dir: &str,
+) -> impl Iterator<Item = (&'a str, &'a Node)> + 'a {
+    let (range, skip) = if dir.is_empty() {
+        (nodes.range::<str, _>(..), 0)
+    } else {
+        let (start, end) = (format!("{dir}/"), format!("{dir}0"));
+        let range = nodes.range::<str, _>((
+            Bound::Included(start.as_str()),
+            Bound::Excluded(end.as_str()),
+        ));
+        (range, start.len())
+    };
+    range.filter_map(move |(path, node)| {
+        let name = &path[skip..];
+        (!name.is_empty() && !name.contains('/')).then_some((name, node))
+    })
+}
+
 impl Fs for MemFs {
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
         self.with_nodes(|n| match n.get(path) {
@@ -153,16 +181,13 @@ impl Fs for MemFs {
             if !is_dir(n, path) {
                 return Err(err(io::ErrorKind::NotFound, "not a directory", path));
             }
-            let mut out: Vec<(String, EntryKind)> = n
-                .iter()
-                .filter(|(p, _)| parent(p) == path && p.as_str() != path)
-                .map(|(p, node)| {
-                    let name = p.rsplit('/').next().unwrap_or(p).to_string();
+            let mut out: Vec<(String, EntryKind)> = children(n, path)
+                .map(|(name, node)| {
                     let kind = match node {
                         Node::File(..) => EntryKind::File,
                         Node::Dir => EntryKind::Dir,
                     };
-                    (name, kind)
+                    (name.to_string(), kind)
                 })
                 .collect();
             out.sort();
@@ -268,7 +293,7 @@ impl Fs for MemFs {
             if !matches!(n.get(path), Some(Node::Dir)) {
                 return Err(err(io::ErrorKind::NotFound, "not a directory", path));
             }
-            if n.keys().any(|p| parent(p) == path && p != path) {
+            if children(n, path).next().is_some() {
                 return Err(err(io::ErrorKind::Other, "directory not empty", path));
             }
             n.remove(path);
@@ -372,6 +397,53 @@ mod tests {
         let fs = tree();
         assert_eq!(fs.snapshot(), snapshot(&fs));
         assert!(fs.snapshot().len() > 5);
+    }
+
+    /// Each folder lists exactly the paths whose parent it is, among names
+    /// that sort right before, at and after the `dir/` range (`a.b`, `a-`,
+    /// `a0`, `a0z`, `ab`), and an empty folder can be removed, a full one not.
+    #[test]
+    fn a_folder_lists_its_children_only() {
+        let files: Vec<(String, Vec<u8>, u32)> = [
+            "a/b", "a/c/d", "a.b", "a-", "a0", "a0z", "ab/c", "d/a/b", "d/a.b", "d/a0z", "d/ab",
+            "e/é/f",
+        ]
+        .iter()
+        .map(|p| (p.to_string(), p.as_bytes().to_vec(), 0o100644))
+        .collect();
+        let fs = MemFs::with(&files, &["d/empty".to_string()]).expect("a valid tree");
+        let tree = fs.snapshot();
+        let folders = std::iter::once("").chain(
+            tree.iter()
+                .filter(|(_, n)| matches!(n, Node::Dir))
+                .map(|(p, _)| p.as_str()),
+        );
+        for dir in folders {
+            let mut scanned: Vec<(String, EntryKind)> = tree
+                .iter()
+                .filter(|(p, _)| parent(p) == dir)
+                .map(|(p, node)| {
+                    let kind = match node {
+                        Node::File(..) => EntryKind::File,
+                        Node::Dir => EntryKind::Dir,
+                    };
+                    (p.rsplit('/').next().unwrap_or(p).to_string(), kind)
+                })
+                .collect();
+            scanned.sort();
+            assert_eq!(
+                fs.list_dir(dir).expect("a folder"),
+                scanned,
+                "folder {dir:?}"
+            );
+        }
+        assert!(fs.remove_dir("d/a").is_err(), "d/a is not empty");
+        fs.remove_dir("d/empty").expect("an empty folder");
+        assert!(fs
+            .list_dir("d")
+            .expect("d")
+            .iter()
+            .all(|(n, _)| n != "empty"));
     }
 
     #[test]
