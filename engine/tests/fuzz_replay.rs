@@ -83,27 +83,29 @@ fn every_seed_and_regression_passes_its_oracles() {
     );
 }
 
-/// The checked-in `envelope_parse` seeds keep libFuzzer's input limit at its
-/// default: it is the longest seed when that is over 4096 bytes, and one long
-/// seed makes every mutation that long (`seeds::for_the_fuzzer`).
+/// Every checked-in seed is one `extract-seeds` would write: no
+/// `envelope_parse` seed over libFuzzer's default input limit (one long seed
+/// makes every mutation that long), no workspace wide enough to make every
+/// execution of its mutations a hundred times the average
+/// (`seeds::for_the_fuzzer`).
 #[test]
-fn checked_in_parse_seeds_fit_libfuzzers_default_limit() {
-    let dir = repo().join("fuzz/corpus/envelope_parse");
-    let seeds = files_in(&dir);
-    assert!(!seeds.is_empty(), "no seeds under {}", dir.display());
-    let long: Vec<String> = seeds
-        .iter()
-        .filter_map(|p| {
-            let len = std::fs::metadata(p).expect("stat a seed").len();
-            (len > oracles::seeds::ENVELOPE_PARSE_SEED_MAX_LEN as u64)
-                .then(|| format!("{} ({len} bytes)", p.display()))
-        })
-        .collect();
+fn checked_in_seeds_are_fit_for_the_fuzzer() {
+    let mut seen = 0;
+    let mut unfit = Vec::new();
+    for (target, _) in oracles::TARGETS {
+        for seed in files_in(&repo().join("fuzz/corpus").join(target)) {
+            seen += 1;
+            let bytes = std::fs::read(&seed).expect("read a seed");
+            if !oracles::seeds::for_the_fuzzer(target, &bytes) {
+                unfit.push(format!("{} ({} bytes)", seed.display(), bytes.len()));
+            }
+        }
+    }
+    assert!(seen > 0, "no seeds under fuzz/corpus");
     assert!(
-        long.is_empty(),
-        "envelope_parse seeds over {} bytes (libFuzzer would fuzz every input up to that \
-         length; `extract-seeds` leaves them out, the replay test still runs them):\n{}",
-        oracles::seeds::ENVELOPE_PARSE_SEED_MAX_LEN,
-        long.join("\n")
+        unfit.is_empty(),
+        "seeds too costly to fuzz (`extract-seeds` leaves them out; the replay test still \
+         runs them):\n{}",
+        unfit.join("\n")
     );
 }
