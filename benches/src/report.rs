@@ -15,7 +15,7 @@
 //! | `envelope_on_disk` | `<size>/<hunks>` | the whole `apply_patch` on a workspace, with stale check |
 //! | `line_patch_in_memory` | `<size>/<changes>` | SHA check + `apply_changes` |
 //! | `line_patch_on_disk` | `<size>/<changes>` | the whole `apply_batch` on a workspace |
-//! | `parse` | `envelope/<size>` | `envelope::parse` |
+//! | `parse` | `envelope/<size>`, `case/<size>x<hunks>` | `envelope::parse` of a large multi-section envelope, and of the envelope of one `envelope_*` case |
 //! | `validate` | `changes/<n>` | `write_patch::validate` of one batch |
 //! | `peers` | `<tool>/<size>x<hunks>` | one whole process: `patchspec`, `floor`, `gnu_patch`, `git_apply`, `codex`, and the peers followed by an fsync (`*_fsync`) |
 //!
