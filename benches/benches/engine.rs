@@ -10,7 +10,8 @@
 //! - `line_patch_in_memory` (SHA check + `apply_changes`) and
 //!   `line_patch_on_disk` (`apply_batch`): every size, 10,000 changes of
 //!   the three operations;
-//! - `parse` (a 50 MB multi-section envelope) and `validate` (a
+//! - `parse` (a 50 MB multi-section envelope, and each envelope case's
+//!   envelope alone: `case/<size>x<hunks>`) and `validate` (a
 //!   100,000-change `workspace_write_patch` batch).
 //!
 //! On disk, each iteration applies the edit and the next one its inverse

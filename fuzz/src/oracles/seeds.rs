@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::case;
+use super::memfs::MemFs;
 
 /// `(target, input bytes)` pairs.
 pub type Seeds = Vec<(&'static str, Vec<u8>)>;
@@ -152,7 +153,7 @@ fn hand_written() -> Seeds {
 /// longest seed's length. Four long envelopes of the JSON corpus (a
 /// 30,000-character line, a 2,006-line hunk, a 20,000-character added line,
 /// a 145-line move) made that 30 KB, so any mutation could be 30 KB long,
-/// and the target ran 30 % slower for it (docs/fuzzing.md, "Throughput,
+/// and the target ran at two thirds of its speed for it (docs/fuzzing.md, "Throughput,
 /// seventh round"). The parser does the same work for each line whatever its
 /// length, and every corner of its grammar fits in a few lines, so a long
 /// envelope gives it length, not structure. The other targets keep their
@@ -160,31 +161,35 @@ fn hand_written() -> Seeds {
 /// engine (the diagnosis of long lines, the long-line table).
 pub const ENVELOPE_PARSE_SEED_MAX_LEN: usize = 4096;
 
-/// The most files and folders a workspace-shaped seed (`envelope_apply`,
+/// The most entries (files and folders, the implied parent folders
+/// included) a workspace-shaped seed (`envelope_apply`,
 /// `write_patch_apply`) may give its workspace to be written to the
 /// fuzzer's corpus.
 ///
-/// Every execution builds the seed's tree in memory, snapshots it before
-/// and after the call and compares the snapshots, and the model walks it
-/// too: a tree of 2,002 entries (the corpus case that pins the bound of the
-/// similar-path hint's walk) cost about 12 ms an execution under the
-/// fuzzer, a hundred average ones, and every mutation of it costs the same.
-/// With it among the seeds `envelope_apply` ran at 7,000-7,600 exec/s,
-/// without it at 9,800-11,100 (docs/fuzzing.md, "Throughput, seventh
-/// round"). What such a case pins is a cost bound, which the fuzzer does not
-/// judge; the corpus case and the replay test hold it. The next widest seed
-/// has 11 entries.
+/// Every execution builds the seed's tree in memory and snapshots it before
+/// and after the call, and a refused path makes the engine's similar-path
+/// hint list up to 2,000 of its folders. The corpus case that pins that
+/// walk's bound has 2,002 files in 2,001 folders (4,003 entries): about
+/// 12 ms an execution under the fuzzer, a hundred average ones, and every
+/// mutation of it costs the same. With it among the seeds `envelope_apply`
+/// ran at 7,000-7,600 exec/s, without it at 9,800-11,100 (docs/fuzzing.md,
+/// "Throughput, seventh round"). What such a case pins is a cost bound,
+/// which the fuzzer does not judge; the corpus case and the replay test
+/// hold it. The next widest seed has 19 entries.
 pub const WORKSPACE_SEED_MAX_ENTRIES: usize = 64;
 
 /// Whether `extract-seeds` writes this seed into the fuzzer's corpus: not
 /// an `envelope_parse` seed over [`ENVELOPE_PARSE_SEED_MAX_LEN`] bytes, nor
-/// a workspace of more than [`WORKSPACE_SEED_MAX_ENTRIES`] entries. The
-/// replay test runs every seed.
+/// a workspace of more than [`WORKSPACE_SEED_MAX_ENTRIES`] entries. Inputs
+/// of other shapes (the batches of `write_patch_validate`, inputs without
+/// the case magic) are always written. The replay test runs every seed.
 pub fn for_the_fuzzer(target: &str, bytes: &[u8]) -> bool {
     match target {
         "envelope_parse" => bytes.len() <= ENVELOPE_PARSE_SEED_MAX_LEN,
-        _ => case::parse(bytes)
-            .is_none_or(|c| c.files.len() + c.dirs.len() <= WORKSPACE_SEED_MAX_ENTRIES),
+        "envelope_apply" | "write_patch_apply" => case::parse(bytes)
+            .and_then(|c| MemFs::with(&c.files, &c.dirs))
+            .is_none_or(|fs| fs.snapshot().len() <= WORKSPACE_SEED_MAX_ENTRIES),
+        _ => true,
     }
 }
 
