@@ -326,8 +326,8 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
 }
 
 /// From this many bytes owned by a commit's changes on ([`held_bytes`]),
-/// they are freed on a second thread ([`commit`], phase 4): below, starting the thread costs
-/// more than the freeing.
+/// they are freed on a second thread ([`commit`], phase 4): below, starting
+/// the thread costs more than the freeing.
 const FREE_BESIDE_CLEAN_UP: usize = 8 << 20;
 
 /// The bytes `changes` own, about: each pre-image, and each new content

@@ -12,7 +12,7 @@ use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use patchspec_engine::fs::{EntryKind, Fs};
+use patchspec_engine::fs::{parent_of, EntryKind, Fs};
 
 /// The permission bits a file gets when created without a mode.
 pub const DEFAULT_FILE_MODE: u32 = 0o100644;
@@ -26,10 +26,6 @@ pub use patchspec_gen::tree::Node;
 #[derive(Default)]
 pub struct MemFs {
     nodes: Mutex<BTreeMap<String, Node>>,
-}
-
-fn parent(path: &str) -> &str {
-    path.rfind('/').map_or("", |i| &path[..i])
 }
 
 fn err(kind: io::ErrorKind, what: &str, path: &str) -> io::Error {
@@ -69,7 +65,7 @@ impl MemFs {
             if !valid_rel(path) {
                 return None;
             }
-            let p = parent(path);
+            let p = parent_of(path);
             if !p.is_empty() {
                 mkdirs(p, &mut nodes)?;
             }
@@ -210,7 +206,7 @@ impl Fs for MemFs {
             if path.is_empty() || n.contains_key(path) {
                 return Err(err(io::ErrorKind::AlreadyExists, "exists", path));
             }
-            if !is_dir(n, parent(path)) {
+            if !is_dir(n, parent_of(path)) {
                 return Err(err(io::ErrorKind::NotFound, "no parent directory", path));
             }
             let mode = mode.unwrap_or(DEFAULT_FILE_MODE) & 0o7777;
@@ -233,7 +229,7 @@ impl Fs for MemFs {
             if n.contains_key(link) {
                 return Err(err(io::ErrorKind::AlreadyExists, "link exists", link));
             }
-            if !is_dir(n, parent(link)) {
+            if !is_dir(n, parent_of(link)) {
                 return Err(err(io::ErrorKind::NotFound, "no parent directory", link));
             }
             n.insert(link.to_string(), node);
@@ -253,7 +249,7 @@ impl Fs for MemFs {
             if to.is_empty() || matches!(n.get(to), Some(Node::Dir)) {
                 return Err(err(io::ErrorKind::Other, "rename onto a directory", to));
             }
-            if !is_dir(n, parent(to)) {
+            if !is_dir(n, parent_of(to)) {
                 return Err(err(io::ErrorKind::NotFound, "no parent directory", to));
             }
             if from == to {
@@ -281,7 +277,7 @@ impl Fs for MemFs {
             if path.is_empty() || n.contains_key(path) {
                 return Err(err(io::ErrorKind::AlreadyExists, "exists", path));
             }
-            if !is_dir(n, parent(path)) {
+            if !is_dir(n, parent_of(path)) {
                 return Err(err(io::ErrorKind::NotFound, "no parent directory", path));
             }
             n.insert(path.to_string(), Node::Dir);
@@ -376,6 +372,7 @@ pub fn temp_files(before: &BTreeMap<String, Node>, after: &BTreeMap<String, Node
 #[cfg(test)]
 mod tests {
     use super::*;
+    use patchspec_engine::fs::file_name_of;
 
     fn tree() -> MemFs {
         let files = [
@@ -422,13 +419,8 @@ mod tests {
         for dir in folders {
             let mut scanned: Vec<(String, EntryKind)> = tree
                 .iter()
-                .filter(|(p, _)| parent(p) == dir)
-                .map(|(p, node)| {
-                    (
-                        p.rsplit('/').next().unwrap_or(p).to_string(),
-                        entry_kind(node),
-                    )
-                })
+                .filter(|(p, _)| parent_of(p) == dir)
+                .map(|(p, node)| (file_name_of(p).to_string(), entry_kind(node)))
                 .collect();
             scanned.sort();
             assert_eq!(

@@ -153,10 +153,10 @@ fn hand_written() -> Seeds {
 /// longest seed's length. Four long envelopes of the JSON corpus (a
 /// 30,000-character line, a 2,006-line hunk, a 20,000-character added line,
 /// a 145-line move) made that 30 KB, so any mutation could be 30 KB long,
-/// and the target ran at two thirds of its speed for it (docs/fuzzing.md, "Throughput,
-/// seventh round"). The parser does the same work for each line whatever its
-/// length, and every corner of its grammar fits in a few lines, so a long
-/// envelope gives it length, not structure. The other targets keep their
+/// and the target ran at two thirds of its speed for it (docs/fuzzing.md,
+/// "Throughput, seventh round"). The parser does the same work for each
+/// line whatever its length, and every corner of its grammar fits in a few
+/// lines, so a long envelope gives it length, not structure. The other targets keep their
 /// long seeds: there a file's size and its line lengths reach paths of the
 /// engine (the diagnosis of long lines, the long-line table).
 pub const ENVELOPE_PARSE_SEED_MAX_LEN: usize = 4096;
