@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Success-path cost of the journal and the lock: whole `patchspec apply`
-processes, two binaries compared on the same 100 MB x 10,000-hunk edit.
+processes, two binaries compared on the same edit: by default 100 MB x
+10,000 hunks; `--size 4000 --hunks 1` is the small 1-file apply.
 
-One 100 MB file of unique ~40-byte lines; a forward envelope that changes one
-line in each of 10,000 evenly spread places (one context line either side)
-and its inverse. Each round runs, for each binary in turn (order alternating
+One file of unique ~40-byte lines (`--size` bytes); a forward envelope that
+changes one line in each of `--hunks` evenly spread places (one context line
+either side) and its inverse. Each round runs, for each binary in turn (order alternating
 between rounds), `apply --expect-sha` of the forward patch then of the
 inverse, so every run does the same work on the same bytes. Reported: the
 median and the best wall time per apply for each binary, and their ratio.
 
 Usage: scripts/commit-cost.py --before OLD_BIN --after NEW_BIN [--rounds 10] [--work /dev/shm/cost]
+       [--size BYTES] [--hunks N]
 """
 
 import argparse
@@ -32,19 +34,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--work", default="/dev/shm/patchspec-cost")
     ap.add_argument("--disk", help="put the workspace here instead (a real disk: fsync costs)")
+    ap.add_argument("--size", type=int, default=SIZE, help="the file's size in bytes")
+    ap.add_argument("--hunks", type=int, default=HUNKS, help="how many hunks the envelope has")
     args = ap.parse_args()
     work = args.disk or args.work
     if os.path.exists(work):
         shutil.rmtree(work)
     os.makedirs(work)
     line = "let value_%09d = compute(%09d);\n"
-    n = SIZE // len(line % (0, 0))
+    n = args.size // len(line % (0, 0))
     lines = [line % (i, i) for i in range(n)]
-    step = n // HUNKS
+    step = n // args.hunks
     fwd = ["*** Begin Patch", "*** Update File: big.rs"]
     inv = ["*** Begin Patch", "*** Update File: big.rs"]
     edited = list(lines)
-    for h in range(HUNKS):
+    for h in range(args.hunks):
         at = h * step + step // 2
         new = "let value_%09d = changed(%09d);\n" % (at, at)
         edited[at] = new

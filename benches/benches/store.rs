@@ -120,6 +120,7 @@ fn write_costs(c: &mut Criterion, mode: RunMode) {
                 outcome.result["result"]["batchId"] = json!(format!("batch-{n:032x}"));
                 record_store
                     .record(&RecordedCall {
+                        transactions: &[],
                         tool: "workspace_write_patch",
                         call_id: "bench",
                         params: &params,
@@ -157,6 +158,7 @@ fn generated_store(path: &std::path::Path, n: usize) -> (SqliteStore, Value) {
         };
         store
             .record(&RecordedCall {
+                transactions: &[],
                 tool: "workspace_write_patch",
                 call_id: "gen",
                 params: &Value::Null,

@@ -71,6 +71,12 @@ pub struct RecoverArgs {
     /// The workspace (default: the current directory).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// Also remove what is found in .patchspec/txn and not proven to be this
+    /// engine's (a journal planted by a clone, a torn or broken one), after
+    /// listing it. Without it, such entries are listed and left alone: they
+    /// are never executed either way.
+    #[arg(long)]
+    pub discard: bool,
 }
 
 /// `patchspec trash --root DIR`: list what the workspace trash holds.
@@ -89,7 +95,7 @@ pub fn recover(args: &RecoverArgs) -> i32 {
     if !root.is_dir() {
         return usage(&format!("{} is not a directory", root.display()));
     }
-    let done = match workspace::recover(&root) {
+    let done = match workspace::recover(&root, args.discard) {
         Ok(done) => done,
         Err(e) => {
             eprintln_quietly(format_args!("error: {}: {e}", root.display()));
@@ -121,6 +127,29 @@ pub fn recover(args: &RecoverArgs) -> i32 {
             "removed {} orphaned temp file{} no journal named",
             done.orphans_removed,
             plural(done.orphans_removed)
+        ));
+    }
+    for (foreign, removed) in &done.discarded {
+        lines.push(format!(
+            "discarded {} ({removed} entr{}): {}",
+            foreign.path,
+            if *removed == 1 { "y" } else { "ies" },
+            foreign.reason
+        ));
+    }
+    if !args.discard && !j.foreign.is_empty() {
+        for foreign in &j.foreign {
+            lines.push(format!(
+                "not executed, left as it is: {}: {}",
+                foreign.path, foreign.reason
+            ));
+        }
+        lines.push(format!(
+            "{} entr{} in .patchspec/txn not proven to be this engine's (docs/security.md); \
+             `patchspec recover --discard` removes {}",
+            j.foreign.len(),
+            if j.foreign.len() == 1 { "y" } else { "ies" },
+            if j.foreign.len() == 1 { "it" } else { "them" }
         ));
     }
     if lines.is_empty() {

@@ -508,13 +508,18 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
 
 /// The environment of an executor process: `TMPDIR` (also `TMP`, `TEMP`)
 /// and `HOME`, both inside the per-run root so the outside check sees what
-/// the executor leaves there.
+/// the executor leaves there, and `XDG_STATE_HOME`, one folder per run
+/// outside it for the executor's per-user state (the reference engine keeps
+/// its journal key there: docs/security.md), which the check does not
+/// watch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExecEnv {
     /// `TMPDIR`, `TMP` and `TEMP`.
     pub tmp: PathBuf,
     /// `HOME`.
     pub home: PathBuf,
+    /// `XDG_STATE_HOME`.
+    pub state: PathBuf,
 }
 
 impl ExecEnv {
@@ -524,6 +529,9 @@ impl ExecEnv {
             cmd.env(var, &self.tmp);
         }
         cmd.env("HOME", &self.home);
+        cmd.env("XDG_STATE_HOME", &self.state);
+        // The engine's own variable would win over XDG_STATE_HOME.
+        cmd.env_remove("PATCHSPEC_STATE_DIR");
     }
 }
 
@@ -547,6 +555,8 @@ impl ExecEnv {
 #[derive(Debug)]
 pub struct RunRoot {
     temp: tempfile::TempDir,
+    /// The executors' `XDG_STATE_HOME`: beside the per-run root, not in it.
+    state: tempfile::TempDir,
     base: PathBuf,
     next: AtomicU64,
     /// Names under `cases/` the runner created (never removed: a name is
@@ -576,8 +586,12 @@ impl RunRoot {
         for d in ["cases", "exec/tmp", "exec/home"] {
             std::fs::create_dir_all(base.join(d))?;
         }
+        let state = tempfile::Builder::new()
+            .prefix("patchspec-state-")
+            .tempdir_in(dir)?;
         let mut root = RunRoot {
             temp,
+            state,
             base,
             next: AtomicU64::new(0),
             created: Mutex::new(BTreeSet::new()),
@@ -605,6 +619,7 @@ impl RunRoot {
         ExecEnv {
             tmp: self.base.join("exec/tmp"),
             home: self.base.join("exec/home"),
+            state: self.state.path().to_path_buf(),
         }
     }
 
@@ -693,6 +708,7 @@ impl RunRoot {
             env: ExecEnv {
                 tmp: base.join("tmp"),
                 home: base.join("home"),
+                state: self.state.path().to_path_buf(),
             },
             base,
             root,

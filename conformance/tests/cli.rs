@@ -561,32 +561,43 @@ fn expect_sha_problems_are_named_before_an_envelope_that_is_not_utf8() {
     assert_eq!(read(ws.path(), "b.txt"), None);
 }
 
-/// An interrupted commit, laid out as the engine's journal would leave it
-/// after a kill between its renames: `a.txt` already replaced (its pre-image
-/// kept as `pre-0`), `b.txt`'s temp still staged, `gone.txt` in the trash.
+/// An interrupted commit, as the engine leaves it when it dies between its
+/// renames (made through the engine's own committer, killed at its third
+/// rename, so its journal is sealed with this user's key as a real one is):
+/// `a.txt` already replaced (its pre-image kept as `pre-0`), `gone.txt` in
+/// the trash, `b.txt`'s temp still staged.
 fn interrupted_workspace() -> tempfile::TempDir {
+    use patchspec_engine::commit::{commit, Change};
+    use patchspec_engine::fs::{FaultFs, FsOp, RealFs};
+    use std::sync::Arc;
     let dir = workspace(&[
-        ("a.txt", "new a\n"),
+        ("a.txt", "old a\n"),
         ("b.txt", "old b\n"),
-        ("b.txt.0123456789abcdef.apply-patch.tmp", "new b\n"),
-        (".patchspec/txn/1-00000001-4/pre-0", "old a\n"),
-        (".patchspec/txn/1-00000001-4/renaming", ""),
-        (".patchspec/trash/1-00000001-4/gone.txt", "bye\n"),
+        ("gone.txt", "bye\n"),
     ]);
-    let intent = serde_json::json!({
-        "version": 1,
-        "transaction": "1-00000001-4",
-        "steps": [
-            {"op": "update", "path": "a.txt", "temp": "a.txt.fedcba9876543210.apply-patch.tmp", "pre": ".patchspec/txn/1-00000001-4/pre-0"},
-            {"op": "delete", "path": "gone.txt", "trash": ".patchspec/trash/1-00000001-4/gone.txt"},
-            {"op": "update", "path": "b.txt", "temp": "b.txt.0123456789abcdef.apply-patch.tmp", "pre": ".patchspec/txn/1-00000001-4/pre-2"},
-        ],
-    });
-    std::fs::write(
-        dir.path().join(".patchspec/txn/1-00000001-4/intent"),
-        intent.to_string(),
-    )
-    .expect("write the intent");
+    let fs = RealFs::open(dir.path()).expect("open");
+    let dying = FaultFs::dying(&fs, |op| op == FsOp::Rename, 2);
+    let changes = vec![
+        Change::Write {
+            path: "a.txt".into(),
+            content: b"new a\n".to_vec().into(),
+            before: Some(Arc::new(b"old a\n".to_vec())),
+            mode: None,
+        },
+        Change::Delete {
+            path: "gone.txt".into(),
+            size: 4,
+        },
+        Change::Write {
+            path: "b.txt".into(),
+            content: b"new b\n".to_vec().into(),
+            before: Some(Arc::new(b"old b\n".to_vec())),
+            mode: None,
+        },
+    ];
+    assert!(commit(&dying, &changes).is_err(), "the commit died");
+    assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("new a\n"));
+    assert_eq!(read(dir.path(), "gone.txt"), None);
     dir
 }
 
@@ -603,11 +614,7 @@ fn recover_rolls_an_interrupted_commit_back_and_says_so() {
     assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("old a\n"));
     assert_eq!(read(dir.path(), "b.txt").as_deref(), Some("old b\n"));
     assert_eq!(read(dir.path(), "gone.txt").as_deref(), Some("bye\n"));
-    assert!(!dir
-        .path()
-        .join("b.txt.0123456789abcdef.apply-patch.tmp")
-        .exists());
-    assert!(!dir.path().join(".patchspec/txn/1-00000001-4").exists());
+    assert!(!dir.path().join(".patchspec/txn").exists());
     let again = run(&["recover", "--root", root], "", None);
     assert_eq!(code(&again), 0);
     assert_eq!(
@@ -616,8 +623,10 @@ fn recover_rolls_an_interrupted_commit_back_and_says_so() {
     );
 }
 
+/// A read writes nothing, not even a recovery: it sees the half-done tree;
+/// the next writing call rolls the dead commit back first.
 #[test]
-fn any_tool_call_recovers_first() {
+fn a_read_writes_nothing_and_the_next_write_recovers_first() {
     let dir = interrupted_workspace();
     let root = dir.path().to_str().expect("utf-8");
     let out = run(
@@ -632,8 +641,65 @@ fn any_tool_call_recovers_first() {
         None,
     );
     assert_eq!(code(&out), 0, "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains("old a"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("new a"), "{}", text(&out.stdout));
+    assert_eq!(read(dir.path(), "gone.txt"), None);
+    assert!(dir.path().join(".patchspec/txn").exists());
+    let out = run(
+        &["apply", "--root", root],
+        &envelope("*** Add File: c.txt\n+c\n"),
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("old a\n"));
     assert_eq!(read(dir.path(), "gone.txt").as_deref(), Some("bye\n"));
+    assert_eq!(read(dir.path(), "c.txt").as_deref(), Some("c\n"));
+}
+
+/// A journal planted by a clone is never executed, by a read, a write or
+/// `recover`; `recover` lists it, `recover --discard` removes it.
+#[test]
+fn recover_lists_a_planted_journal_and_discard_removes_it() {
+    let dir = workspace(&[
+        ("notes.md", "mine\n"),
+        (".patchspec/txn/1700000000000-0a1b2c3d-0/renaming", ""),
+    ]);
+    let intent = serde_json::json!({"version": 2, "transaction": "1700000000000-0a1b2c3d-0",
+        "steps": [{"op": "create", "path": "notes.md", "temp": "nope"}]});
+    std::fs::write(
+        dir.path()
+            .join(".patchspec/txn/1700000000000-0a1b2c3d-0/intent"),
+        intent.to_string(),
+    )
+    .expect("plant");
+    let root = dir.path().to_str().expect("utf-8");
+    let out = run(
+        &["apply", "--root", root],
+        &envelope("*** Add File: c.txt\n+c\n"),
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let out = run(&["recover", "--root", root], "", None);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("not executed, left as it is: .patchspec/txn/1700000000000-0a1b2c3d-0: its record is not sealed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`patchspec recover --discard` removes it"),
+        "{stdout}"
+    );
+    assert_eq!(read(dir.path(), "notes.md").as_deref(), Some("mine\n"));
+    let out = run(&["recover", "--root", root, "--discard"], "", None);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .starts_with("discarded .patchspec/txn/1700000000000-0a1b2c3d-0 (3 entries)"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!dir.path().join(".patchspec/txn").exists());
+    assert_eq!(read(dir.path(), "notes.md").as_deref(), Some("mine\n"));
 }
 
 #[test]

@@ -57,6 +57,18 @@ pub const PRIVATE_DIR: &str = ".patchspec";
 /// Where deleted files go, one folder per transaction.
 pub const TRASH_DIR: &str = ".patchspec/trash";
 
+/// What a commit tells a patch store ([`crate::store`]) around its commit
+/// point, so that the store's record and the workspace agree after a
+/// crash at any moment (docs/clarifications.md, C-store-what). Attached to
+/// a workspace by [`crate::fs::Recorded`]; `dispatch` attaches one when its
+/// session has a store.
+pub trait CommitRecorder: Send + Sync {
+    /// After the journal is durable, before the first visible change:
+    /// record that `transaction` may commit. An error refuses the commit,
+    /// which then changes nothing.
+    fn begin(&self, fs: &dyn Fs, transaction: &str) -> io::Result<()>;
+}
+
 /// One file change of a transaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
@@ -105,8 +117,10 @@ impl Change {
 #[derive(Debug, thiserror::Error)]
 #[error("{step} {path}: {source}{}", if *.rollback_incomplete { " (rollback incomplete: the workspace may differ from before)" } else { "" })]
 pub struct CommitError {
-    /// "journaling", [`CREATING_DIRECTORY`], "staging", "renaming",
-    /// "trashing", "syncing".
+    /// "recovering" (a nested workspace's interrupted commit could not be
+    /// rolled back first), "journaling", "recording" (the patch store could
+    /// not record the commit as pending), [`CREATING_DIRECTORY`], "staging",
+    /// "renaming", "trashing", "syncing".
     pub step: &'static str,
     /// The path being written when it failed.
     pub path: String,
@@ -146,11 +160,13 @@ pub fn temp_name(path: &str) -> String {
     format!("{dir}{}{suffix}", &name[..keep])
 }
 
-/// A new transaction id: `<unix millis>-<random>-<bytes trashed>`. It names
-/// both the journal folder and the trash folder; ids sort by time, and the
-/// trash's size bound reads each folder's size from its name
-/// ([`crate::trash`]).
-fn new_transaction(changes: &[Change]) -> String {
+/// A new transaction id: `<unix millis>-<random>-<bytes trashed>`, and
+/// `-<16 hex>` after it, the name's tag under this user's key
+/// ([`crate::seal::Seal::name_tag`]) when the workspace has a seal. It
+/// names both the journal folder and the trash folder; ids sort by time,
+/// and the trash's size bound reads each folder's size from its name and
+/// trusts only names whose tag verifies ([`crate::trash`]).
+fn new_transaction(fs: &dyn Fs, changes: &[Change]) -> String {
     let millis = now_millis();
     let trashed: u64 = changes
         .iter()
@@ -159,7 +175,14 @@ fn new_transaction(changes: &[Change]) -> String {
             Change::Write { .. } | Change::CreateDir { .. } => 0,
         })
         .sum();
-    format!("{millis:013}-{:08x}-{trashed}", fastrand::u32(..))
+    let name = format!("{millis:013}-{:08x}-{trashed}", fastrand::u32(..));
+    match fs.seal() {
+        Some(seal) => {
+            let tag = seal.name_tag(&name);
+            format!("{name}-{tag}")
+        }
+        None => name,
+    }
 }
 
 /// The journal's view of `changes`: temp names, pre-image and trash paths.
@@ -202,23 +225,57 @@ fn plan(transaction: &str, changes: &[Change]) -> Intent {
 pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), CommitError> {
     // Taken once: every phase pairs the plan's steps with this one list.
     let list = changes.as_ref();
-    let transaction = new_transaction(list);
-    let intent = plan(&transaction, list);
+    // A nested workspace's dead commit, rolled back later, would undo this
+    // one: roll it back now (the caller's writer lock excludes the nested
+    // writers, crate::workspace). The caller planned against its half-done
+    // files, so this commit is refused, with nothing written: sent again,
+    // it is planned against the restored ones.
+    let refused = |path: String, source: io::Error| CommitError {
+        step: "recovering",
+        path,
+        source,
+        rollback_incomplete: false,
+    };
+    match journal::recover_nested(fs, list.iter().map(Change::path)) {
+        Err(e) => return Err(refused(String::new(), e)),
+        Ok((rolled_back, _)) if !rolled_back.is_empty() => {
+            let nested = rolled_back.join(", ");
+            return Err(refused(
+                nested.clone(),
+                io::Error::other(format!(
+                    "the nested workspace {nested} held an interrupted commit, now rolled back; \
+                     this edit was planned against its half-done files: read them again and resend it"
+                )),
+            ));
+        }
+        Ok(_) => {}
+    }
+    let recorder = fs.recorder();
+    let transaction = new_transaction(fs, list);
+    let mut intent = plan(&transaction, list);
+    intent.recorded = recorder.is_some();
     // Phase 0: the intent record, durable before anything is visible.
-    if let Err(source) = journal::write_intent(fs, &intent) {
-        let clean = journal::discard(fs, &intent.dir()).is_ok();
-        journal::remove_empty_private_dirs(fs);
+    // The private folders this commit makes (the journal's, the trash's):
+    // a failed commit removes those, and only those.
+    let private_dirs = std::cell::RefCell::new(Vec::new());
+    let journaled = journal::write_intent(fs, &intent, &mut private_dirs.borrow_mut());
+    if let Err(source) = journaled {
+        // Nothing visible has happened: whatever is left of the journal
+        // (when it cannot be removed either) is only the engine's, so the
+        // workspace is as it was.
+        let _ = journal::discard(fs, &intent.dir());
+        remove_private_dirs(fs, &private_dirs.borrow(), &intent);
         return Err(CommitError {
             step: "journaling",
             path: intent.dir(),
             source,
-            rollback_incomplete: !clean,
+            rollback_incomplete: false,
         });
     }
     let abort = |step: &'static str, path: &str, source: io::Error, renaming: bool| {
         let clean = journal::undo(fs, &intent, renaming).is_ok()
             && journal::discard(fs, &intent.dir()).is_ok();
-        journal::remove_empty_private_dirs(fs);
+        remove_private_dirs(fs, &private_dirs.borrow(), &intent);
         CommitError {
             step,
             path: path.to_string(),
@@ -226,6 +283,13 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
             rollback_incomplete: !clean,
         }
     };
+    // The store learns of the commit before anything is visible, so a
+    // crash from here on leaves it a pending record the journal settles.
+    if let Some(recorder) = recorder {
+        if let Err(e) = recorder.begin(fs, &transaction) {
+            return Err(abort("recording", &intent.dir(), e, false));
+        }
+    }
     // Phase 1: the new directories (outermost first: plan order), then
     // every write staged (a temp file is a sibling of its target, so it
     // needs the target's directory).
@@ -272,9 +336,13 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
     for (step, change) in intent.steps.iter().zip(list) {
         let result = match step {
             Step::Update { path, temp, .. } | Step::Create { path, temp } => fs.rename(temp, path),
-            Step::Delete { path, trash } => journal::ensure_dirs(fs, parent_of(trash))
-                .map(|made| created_dirs.extend(made))
-                .and_then(|()| fs.rename(path, trash)),
+            Step::Delete { path, trash } => {
+                let mut made = Vec::new();
+                let ensured = journal::ensure_dirs_into(fs, parent_of(trash), &mut made);
+                private_dirs.borrow_mut().extend(made.iter().cloned());
+                created_dirs.extend(made);
+                ensured.and_then(|()| fs.rename(path, trash))
+            }
             Step::CreateDir { .. } => Ok(()),
         };
         if let Err(e) = result {
@@ -298,10 +366,21 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
     }
     let trashed = list.iter().any(|c| matches!(c, Change::Delete { .. }));
     let clean_up = || {
-        let _ = journal::discard(fs, &intent.dir());
-        // A commit that trashed nothing leaves no private folder behind.
-        let _ = fs.remove_dir(journal::TXN_DIR);
-        let _ = fs.remove_dir(PRIVATE_DIR);
+        if intent.recorded {
+            // The `committed` record stays until the store has the call's
+            // outcome: it is the evidence that this commit happened.
+            let _ = journal::keep_record_only(fs, &intent.dir());
+        } else {
+            let _ = journal::discard(fs, &intent.dir());
+        }
+        // A commit that trashed nothing leaves no private folder behind
+        // (only the folders it made itself are removed: `.patchspec` may be
+        // a user's folder behind a symlink).
+        if trashed {
+            journal::remove_created_dirs(fs, &[journal::TXN_DIR.to_string()]);
+        } else {
+            remove_private_dirs(fs, &private_dirs.borrow(), &intent);
+        }
         if trashed {
             let _ = crate::trash::prune(
                 fs,
@@ -323,6 +402,14 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
         clean_up();
     }
     Ok(())
+}
+
+/// Remove the private folders a commit made (`made`), but its transaction
+/// folder, which [`journal::discard`] removed already.
+fn remove_private_dirs(fs: &dyn Fs, made: &[String], intent: &Intent) {
+    let own = intent.dir();
+    let others: Vec<String> = made.iter().filter(|d| **d != own).cloned().collect();
+    journal::remove_created_dirs(fs, &others);
 }
 
 /// From this many bytes owned by a commit's changes on ([`held_bytes`]),
@@ -618,12 +705,15 @@ pub(crate) mod tests {
         }
     }
 
-    /// The index, in a commit's operation log, of the commit point (the
-    /// removal of the intent record); faults after it are clean-up faults.
+    /// The index, in a commit's operation log, of the commit point's last
+    /// step (the fsync of the folder where the intent record was renamed
+    /// to `committed`): faults after it are clean-up faults; a process that
+    /// dies at it or after finds the commit made.
     pub(crate) fn commit_point_of(log: &[(FsOp, String)]) -> usize {
         log.iter()
-            .position(|(op, p)| *op == FsOp::RemoveFile && p.ends_with("/intent"))
-            .expect("the commit removed its intent record")
+            .position(|(op, p)| *op == FsOp::Rename && p.ends_with("/intent"))
+            .map(|rename| rename + 1)
+            .expect("the commit renamed its intent record")
     }
 
     /// The fault-injection proof: fail every step of the commit, one at a
@@ -714,7 +804,7 @@ pub(crate) mod tests {
             post.retain(|p, _| !p.starts_with(".patchspec"));
             let mut before = before.clone();
             before.retain(|p, _| !p.starts_with(".patchspec"));
-            if k > commit_point {
+            if k >= commit_point {
                 assert_eq!(after, post, "step {k}");
             } else {
                 assert_eq!(after, before, "step {k} ({:?})", dying.log().get(k));

@@ -201,3 +201,17 @@ pub fn stored(tool: &str, call_id: &str, result: &Value, duration: Duration) {
 pub fn store_failed(tool: &str, call_id: &str, reason: &str) {
     tracing::error!(target: TARGET, event = "Store.WriteFailed", tool, call_id, reason);
 }
+
+/// Something in the workspace's journal folder that the engine did not act
+/// on: not proven to be its own (docs/security.md). Never executed, never
+/// removed; `patchspec recover --discard` removes it.
+pub fn foreign_journal(path: &str, reason: &str) {
+    tracing::warn!(target: TARGET, event = "Journal.Foreign", path, reason);
+}
+
+/// A reader found a journal folder: it does not recover (a read writes
+/// nothing), so it may see a commit a dead writer left half done until the
+/// next writer or `patchspec recover` rolls it back.
+pub fn journal_pending(root: &str) {
+    tracing::warn!(target: TARGET, event = "Journal.Pending", root);
+}

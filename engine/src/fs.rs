@@ -97,6 +97,41 @@ pub trait Fs: Send + Sync {
     fn remove_dir(&self, path: &str) -> io::Result<()>;
     /// fsync a directory, making renames inside it durable.
     fn sync_dir(&self, path: &str) -> io::Result<()>;
+    /// [`Fs::read`] of a file no longer than `limit` bytes: a larger one is
+    /// an error, refused before it is read (what the engine reads from its
+    /// own private folder is bounded, whatever a clone put there).
+    fn read_at_most(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+        let bytes = self.read(path)?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(path, limit));
+        }
+        Ok(bytes)
+    }
+    /// The identity (device, inode) of what `path` names, without following
+    /// a final symlink; `Ok(None)` where the filesystem has none (in-memory
+    /// filesystems). Journals are sealed to their folder's identity
+    /// ([`crate::seal`]).
+    fn identity(&self, path: &str) -> io::Result<Option<(u64, u64)>> {
+        let _ = path;
+        Ok(None)
+    }
+    /// The sealing context of this workspace ([`crate::seal`]): `None` when
+    /// there is none, and then no journal is ever proven.
+    fn seal(&self) -> Option<&crate::seal::Seal> {
+        None
+    }
+    /// The patch store's hook on this workspace's commits, when a store
+    /// records them ([`crate::commit::CommitRecorder`]).
+    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+        None
+    }
+}
+
+fn too_large(path: &str, limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{path} is larger than {limit} bytes"),
+    )
 }
 
 /// The real filesystem, confined beneath a held handle on the workspace root.
@@ -107,6 +142,12 @@ pub struct RealFs {
     /// this handle holds the lock (released on drop, and by the kernel when
     /// the process dies).
     lock: Option<cap_std::fs::File>,
+    /// The journal seal of this workspace, when a key is at hand.
+    seal: Option<crate::seal::Seal>,
+    /// Shared locks on every folder above the root, held with the writer
+    /// lock: a writer of an enclosing workspace takes its root exclusively,
+    /// so the two exclude each other ([`RealFs::lock_ancestors`]).
+    ancestors: Vec<std::fs::File>,
 }
 
 /// `flock(fd, LOCK_EX)`: `Some(true)` taken, `Some(false)` held elsewhere
@@ -114,11 +155,13 @@ pub struct RealFs {
 /// of file (NFS emulates `flock` with write locks, which a directory cannot
 /// take).
 fn flock_exclusive(fd: std::os::fd::RawFd, wait: bool) -> io::Result<Option<bool>> {
-    let operation = if wait {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_EX | libc::LOCK_NB
-    };
+    flock(fd, libc::LOCK_EX, wait)
+}
+
+/// `flock(fd, mode)` (`LOCK_EX` or `LOCK_SH`), answered as
+/// [`flock_exclusive`] answers.
+fn flock(fd: std::os::fd::RawFd, mode: libc::c_int, wait: bool) -> io::Result<Option<bool>> {
+    let operation = if wait { mode } else { mode | libc::LOCK_NB };
     loop {
         // SAFETY: flock on a descriptor the caller owns; no memory is shared.
         let rc = unsafe { libc::flock(fd, operation) };
@@ -157,14 +200,26 @@ impl RealFs {
         Ok((file, usize::try_from(meta.len()).unwrap_or(0)))
     }
 
-    /// Open the workspace at `root`, which must be an existing directory.
+    /// Open the workspace at `root`, which must be an existing directory,
+    /// with its journal seal ([`crate::seal::Seal::for_root`]; none when no
+    /// key is at hand).
     pub fn open(root: &Path) -> io::Result<RealFs> {
         let dir = Dir::open_ambient_dir(root, ambient_authority())?;
         Ok(RealFs {
             root: dir,
             root_path: root.to_path_buf(),
             lock: None,
+            seal: crate::seal::Seal::for_root(root).ok(),
+            ancestors: Vec::new(),
         })
+    }
+
+    /// [`RealFs::open`] without a seal: every journal of this workspace is
+    /// then foreign to it (what an engine without the key sees).
+    pub fn open_unsealed(root: &Path) -> io::Result<RealFs> {
+        let mut fs = RealFs::open(root)?;
+        fs.seal = None;
+        Ok(fs)
     }
 
     /// Take the exclusive advisory lock of this workspace on the root
@@ -230,9 +285,49 @@ impl RealFs {
         }
     }
 
-    /// Release the workspace lock, if held.
+    /// Take a shared `flock` on every folder above the root (by its real
+    /// path), outermost first, waiting for each, and keep them with the
+    /// writer lock. Taken before the root's own exclusive lock, always in
+    /// that order, so writers of nested roots cannot deadlock: a writer at
+    /// `ws` holds `ws` exclusively, and one at `ws/sub` must take `ws`
+    /// shared first, so they run one after the other, while writers of
+    /// sibling roots share their common ancestors. A folder that cannot be
+    /// opened or locked (no read permission; NFS) is passed over. Without
+    /// `wait`, `Ok(false)` (and nothing held) when a writer of an enclosing
+    /// root holds one of them.
+    pub fn lock_ancestors(&mut self, wait: bool) -> io::Result<bool> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        if !self.ancestors.is_empty() {
+            return Ok(true);
+        }
+        let real = std::fs::canonicalize(&self.root_path)?;
+        let mut above: Vec<&Path> = real.ancestors().skip(1).collect();
+        above.reverse();
+        for folder in above {
+            let Ok(dir) = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(folder)
+            else {
+                continue;
+            };
+            match flock(dir.as_raw_fd(), libc::LOCK_SH, wait)? {
+                Some(true) => self.ancestors.push(dir),
+                Some(false) => {
+                    self.ancestors.clear();
+                    return Ok(false);
+                }
+                None => {}
+            }
+        }
+        Ok(true)
+    }
+
+    /// Release the workspace lock (and the ancestors' shared locks), if held.
     pub fn unlock(&mut self) {
         self.lock = None;
+        self.ancestors.clear();
     }
 
     /// True while this handle holds the workspace lock.
@@ -371,6 +466,31 @@ impl Fs for RealFs {
 
     fn sync_dir(&self, path: &str) -> io::Result<()> {
         self.root.open(rel(path))?.sync_all()
+    }
+
+    fn read_at_most(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let (file, size) = self.open_regular(path)?;
+        if size as u64 > limit {
+            return Err(too_large(path, limit));
+        }
+        let mut bytes = Vec::with_capacity(size);
+        // One byte past the limit tells a file that grew meanwhile.
+        file.take(limit + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(path, limit));
+        }
+        Ok(bytes)
+    }
+
+    fn identity(&self, path: &str) -> io::Result<Option<(u64, u64)>> {
+        use cap_std::fs::MetadataExt;
+        let meta = self.root.symlink_metadata(rel(path))?;
+        Ok(Some((meta.dev(), meta.ino())))
+    }
+
+    fn seal(&self) -> Option<&crate::seal::Seal> {
+        self.seal.as_ref()
     }
 }
 
@@ -593,6 +713,171 @@ impl Fs for FaultFs<'_> {
     fn sync_dir(&self, path: &str) -> io::Result<()> {
         self.gate(FsOp::SyncDir, path)?;
         self.inner.sync_dir(path)
+    }
+    fn read_at_most(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+        self.gate(FsOp::Read, path)?;
+        self.inner.read_at_most(path, limit)
+    }
+    fn identity(&self, path: &str) -> io::Result<Option<(u64, u64)>> {
+        self.gate(FsOp::Kind, path)?;
+        self.inner.identity(path)
+    }
+    fn seal(&self) -> Option<&crate::seal::Seal> {
+        self.inner.seal()
+    }
+    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+        self.inner.recorder()
+    }
+}
+
+/// A folder of a workspace seen as a workspace of its own: every path is
+/// taken relative to `prefix`, and the seal is that of the nested root
+/// ([`crate::seal::Seal::nested`]). A writer uses it to recover the journal
+/// of a nested workspace it is about to write into ([`crate::workspace`]).
+pub struct Subtree<'a> {
+    inner: &'a dyn Fs,
+    prefix: String,
+    seal: Option<crate::seal::Seal>,
+}
+
+impl<'a> Subtree<'a> {
+    /// The folder `prefix` (workspace-relative, not empty) of `inner`.
+    pub fn new(inner: &'a dyn Fs, prefix: &str) -> Subtree<'a> {
+        Subtree {
+            inner,
+            prefix: prefix.to_string(),
+            seal: inner.seal().map(|s| s.nested(prefix)),
+        }
+    }
+
+    fn at(&self, path: &str) -> String {
+        if path.is_empty() {
+            self.prefix.clone()
+        } else {
+            format!("{}/{path}", self.prefix)
+        }
+    }
+}
+
+impl Fs for Subtree<'_> {
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        self.inner.read(&self.at(path))
+    }
+    fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
+        self.inner.kind(&self.at(path))
+    }
+    fn read_link(&self, path: &str) -> io::Result<PathBuf> {
+        self.inner.read_link(&self.at(path))
+    }
+    fn list_dir(&self, path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+        self.inner.list_dir(&self.at(path))
+    }
+    fn mode(&self, path: &str) -> io::Result<u32> {
+        self.inner.mode(&self.at(path))
+    }
+    fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        self.inner.write_new(&self.at(path), bytes, mode)
+    }
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
+        self.inner.hard_link(&self.at(original), &self.at(link))
+    }
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(&self.at(from), &self.at(to))
+    }
+    fn remove_file(&self, path: &str) -> io::Result<()> {
+        self.inner.remove_file(&self.at(path))
+    }
+    fn create_dir(&self, path: &str) -> io::Result<()> {
+        self.inner.create_dir(&self.at(path))
+    }
+    fn remove_dir(&self, path: &str) -> io::Result<()> {
+        self.inner.remove_dir(&self.at(path))
+    }
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        self.inner.sync_dir(&self.at(path))
+    }
+    fn read_at_most(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+        self.inner.read_at_most(&self.at(path), limit)
+    }
+    fn identity(&self, path: &str) -> io::Result<Option<(u64, u64)>> {
+        self.inner.identity(&self.at(path))
+    }
+    fn seal(&self) -> Option<&crate::seal::Seal> {
+        self.seal.as_ref()
+    }
+}
+
+/// A workspace whose commits a patch store hears of
+/// ([`crate::commit::CommitRecorder`]): every operation goes to `inner`.
+pub struct Recorded<'a> {
+    inner: Box<dyn Fs + 'a>,
+    recorder: std::sync::Arc<dyn crate::commit::CommitRecorder + 'a>,
+}
+
+impl<'a> Recorded<'a> {
+    /// `inner`, its commits told to `recorder`.
+    pub fn new(
+        inner: Box<dyn Fs + 'a>,
+        recorder: std::sync::Arc<dyn crate::commit::CommitRecorder + 'a>,
+    ) -> Recorded<'a> {
+        Recorded { inner, recorder }
+    }
+}
+
+impl Fs for Recorded<'_> {
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        self.inner.read(path)
+    }
+    fn read_hashed(&self, path: &str) -> io::Result<(Vec<u8>, String)> {
+        self.inner.read_hashed(path)
+    }
+    fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
+        self.inner.kind(path)
+    }
+    fn read_link(&self, path: &str) -> io::Result<PathBuf> {
+        self.inner.read_link(path)
+    }
+    fn list_dir(&self, path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+        self.inner.list_dir(path)
+    }
+    fn mode(&self, path: &str) -> io::Result<u32> {
+        self.inner.mode(path)
+    }
+    fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        self.inner.write_new(path, bytes, mode)
+    }
+    fn write_new_parts(&self, path: &str, parts: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+        self.inner.write_new_parts(path, parts, mode)
+    }
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
+        self.inner.hard_link(original, link)
+    }
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &str) -> io::Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn create_dir(&self, path: &str) -> io::Result<()> {
+        self.inner.create_dir(path)
+    }
+    fn remove_dir(&self, path: &str) -> io::Result<()> {
+        self.inner.remove_dir(path)
+    }
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        self.inner.sync_dir(path)
+    }
+    fn read_at_most(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+        self.inner.read_at_most(path, limit)
+    }
+    fn identity(&self, path: &str) -> io::Result<Option<(u64, u64)>> {
+        self.inner.identity(path)
+    }
+    fn seal(&self) -> Option<&crate::seal::Seal> {
+        self.inner.seal()
+    }
+    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+        Some(self.recorder.as_ref())
     }
 }
 

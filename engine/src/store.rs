@@ -22,9 +22,31 @@ use serde_json::Value;
 
 use crate::dispatch::ToolOutcome;
 
+/// A copy of a result document without the members that quote the
+/// workspace's files: every `actual` (the file's side of a mismatch) and
+/// every `text` (a matched or nearby line of the file). The store keeps
+/// only what the calls carried (docs/security.md); the caller still gets
+/// the whole document.
+pub fn without_file_content(result: &Value) -> Value {
+    match result {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(name, _)| !matches!(name.as_str(), "actual" | "text"))
+                .map(|(name, value)| (name.clone(), without_file_content(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_file_content).collect()),
+        other => other.clone(),
+    }
+}
+
 /// One call of a writing tool, as the store receives it.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordedCall<'a> {
+    /// The transactions this call began ([`PatchStore::begin`]): recording
+    /// the call settles them, in the same store transaction.
+    pub transactions: &'a [String],
     /// The tool's wire name.
     pub tool: &'a str,
     /// The caller's call id.
@@ -52,14 +74,62 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// A commit a writing call is about to make, recorded before its first
+/// visible change ([`PatchStore::begin`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PendingCommit<'a> {
+    /// The commit's transaction (its journal folder's name).
+    pub transaction: &'a str,
+    /// The workspace's canonical path.
+    pub workspace: &'a str,
+    /// The tool's wire name.
+    pub tool: &'a str,
+    /// The caller's call id.
+    pub call_id: &'a str,
+}
+
+/// A commit begun by a call whose record never came ([`PatchStore::pending`]):
+/// its process died, or its store write failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pending {
+    /// The commit's transaction.
+    pub transaction: String,
+    /// The tool's wire name.
+    pub tool: String,
+    /// The caller's call id.
+    pub call_id: String,
+}
+
 /// A persistent record of the writing tools' calls.
 ///
+/// Every commit of a writing call is recorded in two steps, so that a
+/// change is never applied without its record nor recorded as applied when
+/// it was not (docs/clarifications.md, C-store-what): [`begin`] before the
+/// commit's first visible change, [`record`] once the call has its outcome.
+/// A commit whose call died between them stays [`pending`] until the next
+/// writing call on its workspace [`settle`]s it from what the journal shows.
+///
 /// Implementations must be safe to share between threads and between
-/// processes on one store, write each [`record`](PatchStore::record) in one
-/// transaction, and never panic on what they read back.
+/// processes on one store, write each call in one transaction, and never
+/// panic on what they read back.
+///
+/// [`begin`]: PatchStore::begin
+/// [`record`]: PatchStore::record
+/// [`pending`]: PatchStore::pending
+/// [`settle`]: PatchStore::settle
 pub trait PatchStore: Send + Sync + fmt::Debug {
-    /// Record one call of a writing tool and its outcome.
+    /// Record one call of a writing tool and its outcome, and settle the
+    /// pending commits it began (`call.transactions`), in one transaction.
     fn record(&self, call: &RecordedCall<'_>) -> Result<(), StoreError>;
+    /// Record that a commit is about to change the workspace. An error
+    /// refuses the commit (nothing is written).
+    fn begin(&self, commit: &PendingCommit<'_>) -> Result<(), StoreError>;
+    /// The commits begun on `workspace` whose call was never recorded.
+    fn pending(&self, workspace: &str) -> Result<Vec<Pending>, StoreError>;
+    /// Record a pending commit's call as the journal shows it ended:
+    /// `applied` when its commit point passed, else not applied (rolled
+    /// back or never begun); the pending entry goes, in one transaction.
+    fn settle(&self, pending: &Pending, applied: bool) -> Result<(), StoreError>;
     /// The batch stored under `batch_id`, whole; `None` when none is.
     fn batch(&self, batch_id: &str) -> Result<Option<StoredBatch>, StoreError>;
 }

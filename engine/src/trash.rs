@@ -2,14 +2,21 @@
 //! (`.patchspec/trash/<transaction>/<path>`), and its bound.
 //!
 //! Every transaction that deletes files gets one folder, named
-//! `<unix millis>-<random>-<bytes>` by the committer, so the folders sort
-//! oldest first and each one's size is known without reading it. After each
-//! commit that trashed something, [`prune`] removes whole folders, oldest
-//! first, while the trash holds more than [`Bounds::max_bytes`] or a folder is
-//! older than [`Bounds::max_age_ms`]; the folder of the commit that just ran
-//! is always kept (docs/clarifications.md, C-commit-trash). Folders whose
-//! name does not parse are not the engine's and are left alone; folders of
-//! older engines (`<millis>-<random>`, no size) count as 0 bytes and age out.
+//! `<unix millis>-<random>-<bytes>-<tag>` by the committer, so the folders
+//! sort oldest first and each one's size is known without reading it. After
+//! each commit that trashed something, [`prune`] removes whole folders,
+//! oldest first, while the trash holds more than [`Bounds::max_bytes`] or a
+//! folder is older than [`Bounds::max_age_ms`]; the folder of the commit that
+//! just ran is always kept (docs/clarifications.md, C-commit-trash).
+//!
+//! The trash is in the workspace, so a clone can plant folders there too
+//! (docs/security.md): one dated in the future with a huge size would make
+//! every real folder look old and too big. So [`prune`] counts and removes
+//! only the folders it can prove are the engine's: the `<tag>` is the
+//! name's tag under this user's key ([`crate::seal::Seal::name_tag`]).
+//! Without a key, untagged names are taken (older engines made them), but
+//! never one dated more than a day ahead. Every other folder is left alone
+//! and counts for nothing; [`list`] shows them all.
 //!
 //! Cost: pruning lists the trash folder once and walks only the folders it
 //! removes; [`list`] walks the whole trash.
@@ -50,8 +57,21 @@ pub struct TrashEntry {
     pub files: Vec<String>,
 }
 
-/// Parse `<millis>-<hex>[-<bytes>]`; `None` for a name the engine did not make.
-fn parse_name(name: &str) -> Option<(u128, Option<u64>)> {
+/// How far ahead of the clock a folder's date may be before it cannot be
+/// the engine's (clocks of machines sharing a workspace differ a little).
+const FUTURE_SKEW_MS: u128 = 24 * 60 * 60 * 1000;
+
+/// A trash folder's name, parsed: `<millis>-<hex>[-<bytes>[-<tag>]]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Name {
+    millis: u128,
+    bytes: Option<u64>,
+    /// The tag, and the part of the name it is of.
+    tag: Option<(String, String)>,
+}
+
+/// Parse a trash folder's name; `None` for a name the engine did not make.
+fn parse_name(name: &str) -> Option<Name> {
     let mut parts = name.split('-');
     let millis = parts.next()?.parse::<u128>().ok()?;
     let random = parts.next()?;
@@ -62,37 +82,58 @@ fn parse_name(name: &str) -> Option<(u128, Option<u64>)> {
         Some(b) => Some(b.parse::<u64>().ok()?),
         None => None,
     };
-    parts.next().is_none().then_some((millis, bytes))
+    let tag = match parts.next() {
+        Some(t) if t.len() == 16 && t.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) => {
+            Some((t.to_string(), name[..name.len() - 17].to_string()))
+        }
+        Some(_) => return None,
+        None => None,
+    };
+    parts
+        .next()
+        .is_none()
+        .then_some(Name { millis, bytes, tag })
+}
+
+/// True when a folder named `name` is provably the engine's here (the
+/// module doc): its tag verifies, or, without a key, it is untagged and
+/// not dated in the future.
+fn is_own(fs: &dyn Fs, name: &Name, now_ms: u128) -> bool {
+    match (fs.seal(), &name.tag) {
+        (Some(seal), Some((tag, base))) => seal.name_tag(base) == *tag,
+        (Some(_), None) | (None, Some(_)) => false,
+        (None, None) => name.millis <= now_ms.saturating_add(FUTURE_SKEW_MS),
+    }
 }
 
 /// The trash's folders, oldest first, with the files each holds.
 pub fn list(fs: &dyn Fs) -> io::Result<Vec<TrashEntry>> {
     let mut out = Vec::new();
-    for (name, millis, bytes) in folders(fs)? {
+    for (name, parsed) in folders(fs)? {
         let mut files = Vec::new();
         walk(fs, &format!("{TRASH_DIR}/{name}"), "", &mut files)?;
         files.sort();
         out.push(TrashEntry {
             transaction: name,
-            millis,
-            bytes,
+            millis: parsed.millis,
+            bytes: parsed.bytes,
             files,
         });
     }
     Ok(out)
 }
 
-fn folders(fs: &dyn Fs) -> io::Result<Vec<(String, u128, Option<u64>)>> {
+fn folders(fs: &dyn Fs) -> io::Result<Vec<(String, Name)>> {
     if fs.kind(TRASH_DIR)? != Some(EntryKind::Dir) {
         return Ok(Vec::new());
     }
-    let mut out: Vec<(String, u128, Option<u64>)> = fs
+    let mut out: Vec<(String, Name)> = fs
         .list_dir(TRASH_DIR)?
         .into_iter()
         .filter(|(_, kind)| *kind == EntryKind::Dir)
-        .filter_map(|(name, _)| parse_name(&name).map(|(m, b)| (name, m, b)))
+        .filter_map(|(name, _)| parse_name(&name).map(|n| (name, n)))
         .collect();
-    out.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    out.sort_by(|a, b| a.1.millis.cmp(&b.1.millis).then_with(|| a.0.cmp(&b.0)));
     Ok(out)
 }
 
@@ -125,22 +166,30 @@ fn remove_tree(fs: &dyn Fs, dir: &str) -> io::Result<()> {
     fs.remove_dir(dir)
 }
 
-/// Remove trash folders beyond `bounds`, oldest first, never `keep` (the
-/// folder of the commit that just ran); returns the folders removed.
+/// Remove the engine's trash folders beyond `bounds`, oldest first, never
+/// `keep` (the folder of the commit that just ran); returns the folders
+/// removed. Folders it cannot prove its own (the module doc) are neither
+/// counted nor removed.
 pub fn prune(fs: &dyn Fs, keep: &str, bounds: Bounds, now_ms: u128) -> io::Result<Vec<String>> {
-    let folders = folders(fs)?;
-    let mut total: u64 = folders.iter().filter_map(|f| f.2).sum();
+    let folders: Vec<(String, Name)> = folders(fs)?
+        .into_iter()
+        .filter(|(_, name)| is_own(fs, name, now_ms))
+        .collect();
+    let mut total: u64 = folders
+        .iter()
+        .filter_map(|(_, n)| n.bytes)
+        .fold(0, u64::saturating_add);
     let mut removed = Vec::new();
-    for (name, millis, bytes) in folders {
+    for (name, parsed) in folders {
         if name == keep {
             continue;
         }
-        let too_old = now_ms.saturating_sub(millis) > bounds.max_age_ms;
+        let too_old = now_ms.saturating_sub(parsed.millis) > bounds.max_age_ms;
         if !too_old && total <= bounds.max_bytes {
             continue;
         }
         remove_tree(fs, &format!("{TRASH_DIR}/{name}"))?;
-        total = total.saturating_sub(bytes.unwrap_or(0));
+        total = total.saturating_sub(parsed.bytes.unwrap_or(0));
         removed.push(name);
     }
     Ok(removed)
@@ -163,17 +212,33 @@ mod tests {
     fn names_parse_only_when_the_engine_made_them() {
         assert_eq!(
             parse_name("0001700000000000-0a1b2c3d-42"),
-            Some((1_700_000_000_000, Some(42)))
+            Some(Name {
+                millis: 1_700_000_000_000,
+                bytes: Some(42),
+                tag: None
+            })
         );
         assert_eq!(
             parse_name("1700000000000-0a1b2c3d"),
-            Some((1_700_000_000_000, None))
+            Some(Name {
+                millis: 1_700_000_000_000,
+                bytes: None,
+                tag: None
+            })
+        );
+        assert_eq!(
+            parse_name("1700000000000-0a1b2c3d-42-0123456789abcdef").and_then(|n| n.tag),
+            Some((
+                "0123456789abcdef".to_string(),
+                "1700000000000-0a1b2c3d-42".to_string()
+            ))
         );
         for bad in [
             "notes",
             "1-2-3",
             "17-0a1b2c3d-x",
             "17-0a1b2c3d-1-2",
+            "17-0a1b2c3d-1-0123456789ABCDEF",
             "x-0a1b2c3d",
         ] {
             assert_eq!(parse_name(bad), None, "{bad}");
@@ -189,7 +254,9 @@ mod tests {
         folder(root, "0000000003000-00000003-600", &["e.txt"]);
         folder(root, "0000000004000-00000004-600", &["f.txt"]);
         folder(root, "not-ours", &["keep.txt"]);
-        let fs = RealFs::open(root).unwrap();
+        // Without a key, untagged names are the engine's (the rule for
+        // trash that older engines left).
+        let fs = RealFs::open_unsealed(root).unwrap();
         let bounds = Bounds {
             max_age_ms: 10_000,
             max_bytes: 1300,
@@ -207,5 +274,49 @@ mod tests {
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].files, ["f.txt"]);
         assert!(root.join(TRASH_DIR).join("not-ours/keep.txt").exists());
+    }
+
+    #[test]
+    fn planted_folders_are_neither_counted_nor_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let fs = RealFs::open(root).unwrap();
+        let seal = fs.seal().expect("tests run with a journal key").clone();
+        let own = |base: &str| format!("{base}-{}", seal.name_tag(base));
+        let (a, b) = (
+            own("0000000001000-00000001-600"),
+            own("0000000002000-00000002-600"),
+        );
+        folder(root, &a, &["a.txt"]);
+        folder(root, &b, &["b.txt"]);
+        // Planted: dated far ahead with a huge size, untagged and tagged
+        // with a tag that is not this key's; and an untagged old one.
+        folder(root, "9999999999999-aaaaaaaa-99999999999999", &["x"]);
+        folder(
+            root,
+            "9999999999999-aaaaaaaa-99999999999999-0123456789abcdef",
+            &["y"],
+        );
+        folder(root, "0000000000500-bbbbbbbb-99999999999999", &["z"]);
+        let bounds = Bounds {
+            max_age_ms: 10_000,
+            max_bytes: 1300,
+        };
+        // 1200 bytes of the engine's own: within the bound, nothing goes.
+        assert!(prune(&fs, &b, bounds, 5_000).unwrap().is_empty());
+        // Age still works on the engine's own, and only on those.
+        assert_eq!(prune(&fs, &b, bounds, 11_500).unwrap(), [a]);
+        for planted in [
+            "9999999999999-aaaaaaaa-99999999999999/x",
+            "9999999999999-aaaaaaaa-99999999999999-0123456789abcdef/y",
+            "0000000000500-bbbbbbbb-99999999999999/z",
+        ] {
+            assert!(root.join(TRASH_DIR).join(planted).exists(), "{planted}");
+        }
+        // Without a key, a folder dated more than a day ahead is not the
+        // engine's either.
+        let unsealed = RealFs::open_unsealed(root).unwrap();
+        let far = prune(&unsealed, "", bounds, 20_000).unwrap();
+        assert!(!far.iter().any(|f| f.starts_with("9999")), "{far:?}");
     }
 }

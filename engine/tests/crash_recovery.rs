@@ -1,7 +1,8 @@
 //! Crash recovery through every tool: a writing tool's process "dies" at
 //! each filesystem step of its call ([`FaultFs::dying`]: that step and every
-//! later one fail, so no rollback runs), then the next tool call on the
-//! workspace — each of the eight tools in turn, through `dispatch::call`, the
+//! later one fail, so no rollback runs); then a reading tool's call changes
+//! nothing at all (a read writes nothing, not even a recovery), and the next
+//! writing tool's call — each tool in turn, through `dispatch::call`, the
 //! production entry — must first recover it: the visible tree is then
 //! exactly the pre-state or exactly the post-state, with no temp file and no
 //! journal left. Also: two writers serialize on the workspace lock, and a
@@ -93,10 +94,6 @@ fn writes() -> Vec<(&'static str, Value)> {
 /// A call of each tool that reaches the workspace (used as "the next call").
 fn any_call(i: usize) -> (&'static str, Value) {
     let all = [
-        ("read_file", json!({"relativePath": "p/A.java"})),
-        ("grep_file", json!({"pattern": "class"})),
-        ("call_chain", json!({"method": "p.A.f"})),
-        ("workspace.read_file", json!({"path": "p/A.java"})),
         (
             "apply_change",
             json!({"relativePath": "p/A.java", "searchContent": "nothing here", "replaceContent": "x"}),
@@ -116,6 +113,46 @@ fn any_call(i: usize) -> (&'static str, Value) {
     ];
     let all: Vec<_> = all.into_iter().filter(|(t, _)| registered(t)).collect();
     all[i % all.len()].clone()
+}
+
+/// The `i`-th of the reading tools' calls (cycling).
+fn any_read(i: usize) -> (&'static str, Value) {
+    let all = [
+        ("read_file", json!({"relativePath": "p/A.java"})),
+        ("grep_file", json!({"pattern": "class"})),
+        ("call_chain", json!({"method": "p.A.f"})),
+        ("workspace.read_file", json!({"path": "p/A.java"})),
+    ];
+    let all: Vec<_> = all.into_iter().filter(|(t, _)| registered(t)).collect();
+    all[i % all.len()].clone()
+}
+
+/// Every entry under `root`, the engine's private folder included: kind,
+/// bytes, link target.
+fn every_entry(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                out.insert(format!("{rel}/"), Vec::new());
+                walk(root, &p, out);
+            } else if ft.is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(
+                    format!("{rel}@"),
+                    target.to_string_lossy().into_owned().into_bytes(),
+                );
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
 }
 
 fn run(tool: &str, params: &Value, root: &Path, fs: Option<&dyn Fs>) -> ToolOutcome {
@@ -175,6 +212,15 @@ impl Fs for Wrap<'_> {
     fn sync_dir(&self, p: &str) -> std::io::Result<()> {
         self.0.sync_dir(p)
     }
+    fn read_at_most(&self, p: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+        self.0.read_at_most(p, limit)
+    }
+    fn identity(&self, p: &str) -> std::io::Result<Option<(u64, u64)>> {
+        self.0.identity(p)
+    }
+    fn seal(&self) -> Option<&patchspec_engine::seal::Seal> {
+        self.0.seal()
+    }
 }
 
 #[test]
@@ -197,7 +243,16 @@ fn a_tool_killed_at_any_step_is_recovered_by_the_next_call_of_any_tool() {
             let real = RealFs::open(dir.path()).unwrap();
             let dying = FaultFs::dying(&real, |_| true, k);
             let _ = run(tool, &params, dir.path(), Some(&dying));
-            // The next call, through the production entry.
+            // A read first: it must change nothing, the journal included.
+            let (read_tool, read_params) = any_read(next);
+            let dead = every_entry(dir.path());
+            let _ = run(read_tool, &read_params, dir.path(), None);
+            assert_eq!(
+                every_entry(dir.path()),
+                dead,
+                "{tool} died at step {k}; the read {read_tool} wrote"
+            );
+            // The next writing call, through the production entry.
             let (next_tool, next_params) = any_call(next);
             next += 1;
             let _ = run(next_tool, &next_params, dir.path(), None);
@@ -209,7 +264,8 @@ fn a_tool_killed_at_any_step_is_recovered_by_the_next_call_of_any_tool() {
             assert!(after.keys().all(|p| !is_temp_name(p)), "{what}: {after:?}");
             assert!(
                 !journal::pending(&real).unwrap(),
-                "{what}: a journal is left"
+                "{what}: a journal is left: {:?}",
+                journal::recover(&real).map(|r| r.foreign)
             );
             // Folders included: the ones create_file makes for a new file's
             // parents are commit steps, rolled back with the file.

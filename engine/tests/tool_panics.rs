@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use patchspec_engine::dispatch::{call_with, Session, ToolCall, ToolOutcome, SUPPORTED_TOOLS};
 use patchspec_engine::fs::{FaultFs, Fs, RealFs};
-use patchspec_engine::store::{PatchStore, RecordedCall, StoreError, StoredBatch};
+use patchspec_engine::store::{
+    PatchStore, Pending, PendingCommit, RecordedCall, StoreError, StoredBatch,
+};
 use serde_json::{json, Value};
 
 /// Each tool, params that reach the filesystem, and what its internal error
@@ -88,6 +90,18 @@ struct PanickingStore {
 
 impl PatchStore for PanickingStore {
     fn record(&self, _: &RecordedCall<'_>) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn begin(&self, _: &PendingCommit<'_>) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn pending(&self, _: &str) -> Result<Vec<Pending>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn settle(&self, _: &Pending, _: bool) -> Result<(), StoreError> {
         Ok(())
     }
 

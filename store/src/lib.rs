@@ -31,7 +31,8 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use patchspec_engine::store::{
-    PatchStore, RecordedCall, StoreError, StoredBatch, StoredChange, StoredFilePatch,
+    PatchStore, Pending, PendingCommit, RecordedCall, StoreError, StoredBatch, StoredChange,
+    StoredFilePatch,
 };
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
@@ -127,6 +128,19 @@ UPDATE file_patches SET changes = (
         'newLines', CASE WHEN json_valid(new_lines) THEN json(new_lines) ELSE new_lines END))
     FROM (SELECT * FROM changes WHERE changes.file_patch = file_patches.id ORDER BY change_index));
 DROP TABLE changes;
+", "
+-- 3: a commit is begun here before its first visible change, and the row
+-- goes when its call is recorded (in the same transaction). A row left by a
+-- call that died is settled from the workspace's journal by the next
+-- writing call there (docs/clarifications.md, C-store-what).
+CREATE TABLE pending_commits (
+    transaction_id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    begun_at_ms INTEGER NOT NULL
+);
+CREATE INDEX pending_commits_by_workspace ON pending_commits(workspace);
 "];
 
 /// The schema version this build writes.
@@ -233,6 +247,23 @@ impl Opening {
     }
 }
 
+/// Why an existing file cannot be used as a store, for people: a file or
+/// folder it may not write (a store writes the file and its `-wal` and
+/// `-shm` beside it) is not a corrupt store.
+fn unusable(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(
+            rusqlite::ErrorCode::ReadOnly
+            | rusqlite::ErrorCode::CannotOpen
+            | rusqlite::ErrorCode::PermissionDenied,
+        ) => format!(
+            "cannot be written here ({e}): a store needs to write the file and its -wal and -shm \
+             files beside it, so its folder must be writable; it was left untouched"
+        ),
+        _ => format!("not a usable patchspec store ({e}); it was left untouched"),
+    }
+}
+
 /// SQLite's "busy" or "locked": another connection holds a lock.
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
@@ -302,10 +333,7 @@ impl SqliteStore {
         // Read-only checks first: nothing is written to a file that fails them.
         let corrupt = |e: rusqlite::Error| {
             let busy = is_busy(&e);
-            let e = fail(
-                path,
-                format!("not a usable patchspec store ({e}); it was left untouched"),
-            );
+            let e = fail(path, unusable(&e));
             if busy {
                 Opening::Busy(e)
             } else {
@@ -529,6 +557,12 @@ impl PatchStore for SqliteStore {
                 let id = tx.last_insert_rowid();
                 insert_batch(&tx, id, batch, call.outcome.success)?;
             }
+            let mut settle =
+                tx.prepare_cached("DELETE FROM pending_commits WHERE transaction_id = ?")?;
+            for transaction in call.transactions {
+                settle.execute(params![transaction])?;
+            }
+            drop(settle);
             tx.commit()
         };
         write(&mut connection).map_err(|e| fail(&self.path, e))?;
@@ -539,6 +573,76 @@ impl PatchStore for SqliteStore {
             }
         }
         Ok(())
+    }
+
+    fn begin(&self, commit: &PendingCommit<'_>) -> Result<(), StoreError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(
+                "INSERT INTO pending_commits (transaction_id, workspace, tool, call_id, begun_at_ms) \
+                 VALUES (?, ?, ?, ?, ?)",
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![
+                    commit.transaction,
+                    commit.workspace,
+                    commit.tool,
+                    commit.call_id,
+                    now_ms()
+                ])
+            })
+            .map(drop)
+            .map_err(|e| fail(&self.path, e))
+    }
+
+    fn pending(&self, workspace: &str) -> Result<Vec<Pending>, StoreError> {
+        let connection = self.connection();
+        let read = || -> rusqlite::Result<Vec<Pending>> {
+            let mut query = connection.prepare_cached(
+                "SELECT transaction_id, tool, call_id FROM pending_commits \
+                 WHERE workspace = ? ORDER BY begun_at_ms, transaction_id",
+            )?;
+            let rows = query.query_map(params![workspace], |row| {
+                Ok(Pending {
+                    transaction: row.get(0)?,
+                    tool: row.get(1)?,
+                    call_id: row.get(2)?,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| fail(&self.path, e))
+    }
+
+    fn settle(&self, pending: &Pending, applied: bool) -> Result<(), StoreError> {
+        let result = serde_json::json!({
+            "interrupted": true,
+            "applied": applied,
+            "transaction": pending.transaction,
+        });
+        let mut connection = self.connection();
+        let write = |connection: &mut Connection| -> rusqlite::Result<()> {
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // Another process may have settled it meanwhile: once only.
+            let removed = tx
+                .prepare_cached("DELETE FROM pending_commits WHERE transaction_id = ?")?
+                .execute(params![pending.transaction])?;
+            if removed > 0 {
+                tx.prepare_cached(
+                    "INSERT INTO calls (call_id, tool, recorded_at_ms, duration_us, success, params, result) \
+                     VALUES (?, ?, ?, 0, ?, NULL, ?)",
+                )?
+                .execute(params![
+                    pending.call_id,
+                    pending.tool,
+                    now_ms(),
+                    applied,
+                    json_text(&result)
+                ])?;
+            }
+            tx.commit()
+        };
+        write(&mut connection).map_err(|e| fail(&self.path, e))
     }
 
     fn batch(&self, batch_id: &str) -> Result<Option<StoredBatch>, StoreError> {

@@ -395,6 +395,7 @@ fn record_big_batch(store: &SqliteStore, n: usize, changes: usize) {
     };
     store
         .record(&RecordedCall {
+            transactions: &[],
             tool: "workspace_write_patch",
             call_id: "c",
             params: &Value::Null,
@@ -482,4 +483,260 @@ fn opening_catches_up_on_a_wal_left_past_its_bound() {
     );
     assert_eq!(store.call_count().unwrap(), 80);
     drop(reader);
+}
+
+/// A borrowed [`patchspec_engine::fs::Fs`] as a boxed one.
+struct Borrowed<'a>(&'a dyn patchspec_engine::fs::Fs);
+
+impl patchspec_engine::fs::Fs for Borrowed<'_> {
+    fn read(&self, p: &str) -> std::io::Result<Vec<u8>> {
+        self.0.read(p)
+    }
+    fn kind(&self, p: &str) -> std::io::Result<Option<patchspec_engine::fs::EntryKind>> {
+        self.0.kind(p)
+    }
+    fn read_link(&self, p: &str) -> std::io::Result<PathBuf> {
+        self.0.read_link(p)
+    }
+    fn list_dir(&self, p: &str) -> std::io::Result<Vec<(String, patchspec_engine::fs::EntryKind)>> {
+        self.0.list_dir(p)
+    }
+    fn mode(&self, p: &str) -> std::io::Result<u32> {
+        self.0.mode(p)
+    }
+    fn write_new(&self, p: &str, b: &[u8], m: Option<u32>) -> std::io::Result<()> {
+        self.0.write_new(p, b, m)
+    }
+    fn hard_link(&self, o: &str, l: &str) -> std::io::Result<()> {
+        self.0.hard_link(o, l)
+    }
+    fn rename(&self, f: &str, t: &str) -> std::io::Result<()> {
+        self.0.rename(f, t)
+    }
+    fn remove_file(&self, p: &str) -> std::io::Result<()> {
+        self.0.remove_file(p)
+    }
+    fn create_dir(&self, p: &str) -> std::io::Result<()> {
+        self.0.create_dir(p)
+    }
+    fn remove_dir(&self, p: &str) -> std::io::Result<()> {
+        self.0.remove_dir(p)
+    }
+    fn sync_dir(&self, p: &str) -> std::io::Result<()> {
+        self.0.sync_dir(p)
+    }
+    fn read_at_most(&self, p: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+        self.0.read_at_most(p, limit)
+    }
+    fn identity(&self, p: &str) -> std::io::Result<Option<(u64, u64)>> {
+        self.0.identity(p)
+    }
+    fn seal(&self) -> Option<&patchspec_engine::seal::Seal> {
+        self.0.seal()
+    }
+}
+
+/// Applied ⇔ recorded: a writing call with a store "dies" at every step of
+/// its commit (no rollback, no record); the next writing call settles the
+/// store from the journal. Then the workspace is the pre-state exactly when
+/// the store says the call was not applied (or holds nothing for it), and
+/// the post-state exactly when a record says applied; no commit stays pending,
+/// nothing is left in `.patchspec/txn`, and `integrity_check` is ok.
+#[test]
+fn a_call_killed_at_any_step_is_recorded_as_the_workspace_shows() {
+    use patchspec_engine::dispatch::call_through;
+    use patchspec_engine::fs::{FaultFs, Fs, RealFs};
+    let patch = json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: gone.txt\n*** Add File: new.txt\n+new\n*** End Patch\n"});
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        std::fs::write(root.join("gone.txt"), "bye\n").unwrap();
+        let store = Arc::new(SqliteStore::open(&dir.path().join("s.db")).unwrap());
+        (dir, root, store)
+    };
+    let apply = |root: &Path, store: &Arc<SqliteStore>, fs: Option<&dyn Fs>, id: &str| {
+        let session = Session {
+            store: Some(store.clone() as Arc<dyn PatchStore>),
+            call_id: Some(id.into()),
+            ..Session::default()
+        };
+        let the_call = ToolCall {
+            tool_name: "apply_patch",
+            params: &patch,
+            workspace_root: root,
+            session: &session,
+        };
+        match fs {
+            Some(fs) => {
+                let open =
+                    |_: &Path| -> std::io::Result<Box<dyn Fs + '_>> { Ok(Box::new(Borrowed(fs))) };
+                call_through(&the_call, &open)
+            }
+            None => call(&the_call),
+        }
+    };
+    let visible = |root: &Path| {
+        let mut files: Vec<(String, Option<String>)> = ["a.txt", "gone.txt", "new.txt"]
+            .iter()
+            .map(|p| (p.to_string(), std::fs::read_to_string(root.join(p)).ok()))
+            .collect();
+        files.sort();
+        files
+    };
+    let steps = {
+        let (_dir, root, store) = fresh();
+        let real = RealFs::open(&root).unwrap();
+        let counting = FaultFs::new(&real, |_| true, None);
+        let out = apply(&root, &store, Some(&counting), "count");
+        assert!(out.success, "{}", out.result);
+        assert!(
+            !root.join(".patchspec/txn").exists(),
+            "nothing kept once recorded"
+        );
+        assert_eq!(store.pending("").unwrap().len(), 0);
+        counting.count()
+    };
+    let (mut applied, mut not_applied) = (0, 0);
+    for k in 0..steps {
+        let (_dir, root, store) = fresh();
+        let pre = visible(&root);
+        {
+            let real = RealFs::open(&root).unwrap();
+            let dying = FaultFs::dying(&real, |_| true, k);
+            let _ = apply(&root, &store, Some(&dying), "dead");
+        }
+        // The next writing call (refused: the file changed or not).
+        let session = session(&store);
+        let refused = json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-zzz\n+y\n*** End Patch\n"});
+        let _ = call(&ToolCall {
+            tool_name: "apply_patch",
+            params: &refused,
+            workspace_root: &root,
+            session: &session,
+        });
+        let connection = store.connection();
+        let recorded: Vec<(bool, String)> = connection
+            .prepare("SELECT success, result FROM calls WHERE call_id = 'dead'")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let pending: i64 = connection
+            .query_row("SELECT count(*) FROM pending_commits", [], |r| r.get(0))
+            .unwrap();
+        let integrity: String = connection
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        drop(connection);
+        assert_eq!(pending, 0, "step {k}");
+        assert_eq!(integrity, "ok");
+        assert!(
+            !root.join(".patchspec/txn").exists(),
+            "step {k}: a journal is left: {:?} {:?}",
+            std::fs::read_dir(root.join(".patchspec/txn")).map(|d| d
+                .flat_map(|e| std::fs::read_dir(e.unwrap().path()).unwrap())
+                .map(|e| e.unwrap().file_name())
+                .collect::<Vec<_>>()),
+            patchspec_engine::journal::recover(&RealFs::open(&root).unwrap()).map(|r| r.foreign)
+        );
+        let now = visible(&root);
+        let says_applied = recorded.iter().any(|(ok, _)| *ok);
+        // A call whose rollback did not complete is recorded as it
+        // reported (failed, `rolledBack: false`) and once more when the
+        // journal settles it: never as applied when it was not.
+        assert!(
+            !recorded.is_empty() || now == pre,
+            "step {k}: applied, no record"
+        );
+        if now == pre {
+            assert!(
+                !says_applied,
+                "step {k}: recorded as applied, not applied: {recorded:?}"
+            );
+            not_applied += 1;
+        } else {
+            assert!(
+                says_applied,
+                "step {k}: applied, not recorded as applied: {recorded:?}"
+            );
+            assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "b\n");
+            applied += 1;
+        }
+    }
+    assert!(
+        applied > 0 && not_applied > 0,
+        "{applied} applied, {not_applied} not"
+    );
+}
+
+/// No file content in the store: a refused batch whose expected line
+/// differs from the file's secret line is recorded without that line —
+/// neither in the call's result nor in the file patch's error message —
+/// while the caller's result still quotes it.
+#[test]
+fn a_mismatch_does_not_put_the_files_line_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    let text = "NAME=x\nAPI_KEY=sk-live-0123456789\n";
+    std::fs::write(root.join(".env"), text).unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("s.db")).unwrap());
+    let result = write_patch(
+        &root,
+        &session(&store),
+        json!({"files": [{
+            "docPath": ".env",
+            "originalSha256": sha256_hex(text.as_bytes()),
+            "changes": [{"operation": "replace", "startLine": 2, "endLine": 2,
+                          "expectedOriginalLines": ["API_KEY=old"], "newLines": ["API_KEY=new"]}]
+        }]}),
+    );
+    assert_eq!(result["success"], false, "{result}");
+    assert!(
+        result.to_string().contains("sk-live-0123456789"),
+        "the caller gets the line: {result}"
+    );
+    let connection = store.connection();
+    let mut everything = String::new();
+    for query in [
+        "SELECT coalesce(params, '') || result FROM calls",
+        "SELECT coalesce(error_message, '') || changes FROM file_patches",
+    ] {
+        let mut statement = connection.prepare(query).unwrap();
+        let rows = statement.query_map([], |r| r.get::<_, String>(0)).unwrap();
+        for row in rows {
+            everything.push_str(&row.unwrap());
+        }
+    }
+    assert!(
+        everything.contains("line 2 is not the expected original line"),
+        "{everything}"
+    );
+    assert!(
+        !everything.contains("sk-live"),
+        "the store holds the file's line: {everything}"
+    );
+}
+
+/// A store that cannot be written where it lies is not called corrupt.
+#[test]
+fn a_store_that_cannot_be_written_is_not_called_corrupt() {
+    let read_only = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+        None,
+    );
+    assert!(unusable(&read_only).contains("its folder must be writable"));
+    let cannot_open = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+        None,
+    );
+    assert!(unusable(&cannot_open).contains("its folder must be writable"));
+    let corrupt = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB),
+        None,
+    );
+    assert!(unusable(&corrupt).starts_with("not a usable patchspec store"));
 }

@@ -715,12 +715,15 @@ mod tests {
                 "UnhandledException",    // kind n (guard, target)
                 "UnhandledException",    // kind n/e/w.txt (exists?)
                 "DirectoryCreateFailed", // kind n (missing parents)
+                "WriteFailed",           // kind n/.patchspec/txn (a nested workspace's journal?)
+                "WriteFailed",           // kind n/e/.patchspec/txn
                 "WriteFailed",           // kind .patchspec (journal)
                 "WriteFailed",           // create .patchspec
                 "WriteFailed",           // kind .patchspec/txn
                 "WriteFailed",           // create .patchspec/txn
                 "WriteFailed",           // kind the transaction folder
                 "WriteFailed",           // create it
+                "WriteFailed",           // its identity (the seal)
                 "WriteFailed",           // write the intent record
                 "WriteFailed",           // sync its folder
                 "WriteFailed",           // sync the root (.patchspec created)
@@ -735,10 +738,11 @@ mod tests {
                 "WriteFailed",           // sync the root (n created in it)
                 "WriteFailed",           // sync n (n/e created in it)
                 "WriteFailed",           // sync n/e (the file renamed in it)
-                "WriteFailed",           // remove the intent (the commit point)
-                "ok",                    // sync the transaction folder
+                "WriteFailed",           // rename the intent to committed (the commit point)
+                "WriteFailed",           // sync the transaction folder (makes it durable)
                 "ok",                    // list it (clean-up)
                 "ok",                    // remove the marker
+                "ok",                    // remove the committed record
                 "ok",                    // remove the folder
                 "ok",                    // remove .patchspec/txn (empty)
                 "ok",                    // remove .patchspec (empty)
@@ -768,6 +772,7 @@ mod tests {
                 "WriteFailed",        // create .patchspec/txn
                 "WriteFailed",        // kind the transaction folder
                 "WriteFailed",        // create it
+                "WriteFailed",        // its identity (the seal)
                 "WriteFailed",        // write the intent record
                 "WriteFailed",        // sync its folder
                 "WriteFailed",        // sync the root (.patchspec created)
@@ -779,11 +784,12 @@ mod tests {
                 "WriteFailed",        // sync the transaction folder
                 "WriteFailed",        // rename
                 "WriteFailed",        // sync dir
-                "WriteFailed",        // remove the intent (the commit point)
-                "ok",                 // sync the transaction folder
+                "WriteFailed",        // rename the intent to committed (the commit point)
+                "WriteFailed",        // sync the transaction folder (makes it durable)
                 "ok",                 // list it (clean-up)
                 "ok",                 // remove the pre-image link
                 "ok",                 // remove the marker
+                "ok",                 // remove the committed record
                 "ok",                 // remove the folder
                 "ok",                 // remove .patchspec/txn (empty)
                 "ok",                 // remove .patchspec (empty)

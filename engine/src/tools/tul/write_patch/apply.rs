@@ -37,7 +37,10 @@ pub enum ApplyError {
         line_count: usize,
     },
     /// A line of the file differs from `expectedOriginalLines`.
-    #[error("change {change_index}: line {line} is {actual:?}, expected {expected:?} ({})", diagnosis.cause().as_str())]
+    // The message names the line and the cause, never the file's text: it
+    // goes into events and the patch store, which keep no file content
+    // (docs/security.md); `actual` travels in the result's details only.
+    #[error("change {change_index}: line {line} is not the expected original line ({})", diagnosis.cause().as_str())]
     LineMismatch {
         /// Index of the change in its file's `changes`.
         change_index: usize,
