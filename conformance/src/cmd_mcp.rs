@@ -6,7 +6,7 @@ use crate::cli::McpArgs;
 use crate::error::Error;
 use crate::exit;
 use crate::mcp::{
-    exposed_tools, is_loopback, serve_http, serve_stdio, EngineServer, ServerOptions,
+    exposed_tools, is_loopback, serve_http, serve_stdio, EngineServer, HttpOptions, ServerOptions,
 };
 
 /// Run `patchspec mcp`; returns the exit code.
@@ -25,6 +25,15 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
         tools: args.tools.clone(),
         read_only: args.read_only,
     };
+    let http = HttpOptions {
+        allowed_origins: args.allow_origin.clone(),
+        max_sessions: args.max_sessions.max(1),
+        session_timeout: crate::cmd_check::parse_duration(&args.session_timeout)
+            .map_err(|e| Error::usage(format!("--session-timeout: {e}")))?,
+    };
+    if args.listen.is_none() && !args.allow_origin.is_empty() {
+        return Err(Error::usage("--allow-origin needs --listen"));
+    }
     args.log.install();
     args.store.open()?;
     let names = exposed_tools(&options).map_err(Error::usage)?;
@@ -36,7 +45,7 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
     let server = EngineServer::new(&options.root, &names);
     match args.listen {
         None => serve_stdio(server)?,
-        Some(addr) => serve_http(server, addr, |bound| {
+        Some(addr) => serve_http(server, addr, &http, |bound| {
             // The first line a script waits for (port 0 picks a free port).
             eprintln!("patchspec mcp: listening on http://{bound}/mcp");
             if !is_loopback(&bound) {
@@ -49,4 +58,47 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
         })?,
     }
     Ok(exit::OK)
+}
+
+/// `--listen ADDR`: an IP socket address, or `localhost:PORT` (the IPv4
+/// loopback, 127.0.0.1, which every client's `localhost` reaches). No other
+/// name is resolved: the server listens exactly where it is told.
+pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    match text.rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => port
+            .parse::<u16>()
+            .map(|port| std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+            .map_err(|e| format!("{text:?}: port {port:?}: {e}")),
+        _ => Err(format!(
+            "{text:?}: not an address (e.g. 127.0.0.1:8765, [::1]:8765, localhost:8765)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_listen;
+
+    #[test]
+    fn listen_takes_addresses_and_localhost() {
+        assert_eq!(
+            parse_listen("127.0.0.1:80").unwrap().to_string(),
+            "127.0.0.1:80"
+        );
+        assert_eq!(parse_listen("[::1]:0").unwrap().to_string(), "[::1]:0");
+        assert_eq!(
+            parse_listen("localhost:0").unwrap().to_string(),
+            "127.0.0.1:0"
+        );
+        assert_eq!(
+            parse_listen("LocalHost:9").unwrap().to_string(),
+            "127.0.0.1:9"
+        );
+        assert!(parse_listen("localhost").is_err());
+        assert!(parse_listen("localhost:x").is_err());
+        assert!(parse_listen("example.com:80").is_err());
+    }
 }

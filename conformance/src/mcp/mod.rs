@@ -51,6 +51,11 @@ use crate::error::Error;
 use crate::protocol::SessionMsg;
 use crate::transport::inprocess::{run_engine, PRIVATE_PATHS};
 
+pub mod framing;
+pub mod http;
+
+pub use http::{serve_http, HttpOptions};
+
 /// The `_meta` key of a `tools/call` request that carries the executor
 /// protocol's session state (`{"activeFiles": {...}, "limits": {...}}`, the
 /// `session` object of docs/protocol.md).
@@ -281,7 +286,7 @@ impl ServerHandler for EngineServer {
 /// one client); the engine calls run on its blocking pool, in parallel.
 /// Cheaper to start than a multi-thread runtime, which matters to a
 /// server started per call.
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -311,58 +316,6 @@ pub fn serve_stdio(server: EngineServer) -> Result<(), Error> {
 /// Is `addr` one only this machine can reach?
 pub fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
-}
-
-/// Serve `server` over Streamable HTTP at `http://ADDR/mcp` until killed.
-/// `ready` is called with the bound address (port 0 picks one) once the
-/// server accepts connections.
-pub fn serve_http(
-    server: EngineServer,
-    addr: SocketAddr,
-    ready: impl FnOnce(SocketAddr),
-) -> Result<(), Error> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let rt = runtime()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| Error::io(format!("cannot listen on {addr}: {e}")))?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| Error::io(format!("cannot listen on {addr}: {e}")))?;
-        let mut config = StreamableHttpServerConfig::default();
-        if !is_loopback(&bound) {
-            // The user named a non-loopback address on purpose: accept the
-            // Host header they will use (rmcp's default accepts loopback names only).
-            config.allowed_hosts.push(bound.ip().to_string());
-            config.allowed_hosts.push(bound.to_string());
-        }
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        ready(bound);
-        loop {
-            let (stream, _) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                // A transient accept failure (out of descriptors) must not
-                // end the server.
-                Err(_) => continue,
-            };
-            let service = service.clone();
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let service = hyper_util::service::TowerToHyperService::new(service);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .await;
-            });
-        }
-    })
 }
 
 #[cfg(test)]
