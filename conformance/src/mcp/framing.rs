@@ -8,8 +8,10 @@
 //! `"\ud800"`, invalid UTF-8), and its client then waits forever. Here every
 //! message that carries an `id` gets exactly one answer: the typed message
 //! goes to rmcp, which answers it, or [`read_message`] returns the error that
-//! answers it. A message without an `id` (a notification) that cannot be
-//! read is dropped: JSON-RPC answers no notification.
+//! answers it. A message without an `id` that cannot be read is dropped
+//! (JSON-RPC answers no notification, and text that is not JSON might be
+//! anything), except JSON that is neither a request nor a notification,
+//! answered `-32600` with id `null` as JSON-RPC asks.
 //!
 //! The `id` of a message that does not parse is found by [`peek_id`], a scan
 //! of the top-level object that skips each member with serde_json's
@@ -94,10 +96,18 @@ pub fn read_message(bytes: &[u8]) -> Result<ClientJsonRpcMessage, Refusal> {
             message: "Invalid request: batches are not supported".into(),
         });
     } else {
-        (
-            INVALID_REQUEST,
-            format!("Invalid request: not a JSON-RPC message ({typed_error})"),
-        )
+        // JSON-RPC answers an invalid request object with id null when it
+        // has none, as rmcp did; a notification (it has a method) is not
+        // answered even when broken.
+        let id = match peek_id(bytes) {
+            Peeked::NoId if !has_method(bytes) => Peeked::BadId,
+            found => found,
+        };
+        return Err(Refusal {
+            id: id.answer_to(),
+            code: INVALID_REQUEST,
+            message: format!("Invalid request: not a JSON-RPC message ({typed_error})"),
+        });
     };
     Err(Refusal {
         id: peek_id(bytes).answer_to(),
@@ -343,6 +353,10 @@ mod tests {
         assert_eq!(r.id, None);
         assert_eq!(r.response(), None);
         assert_eq!(refused(b"not json").id, None);
+        // JSON that is no JSON-RPC message: answered with null, as JSON-RPC
+        // asks; a broken notification is not.
+        assert_eq!(refused(br#"{"hello":1}"#).id, Some(Value::Null));
+        assert_eq!(refused(br#"{"method":"n","params":3}"#).id, None);
         assert_eq!(refused(b"[1]").id, Some(Value::Null));
     }
 

@@ -42,7 +42,7 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 
 use crate::catalog::{render, Format};
@@ -53,8 +53,10 @@ use crate::transport::inprocess::{run_engine, PRIVATE_PATHS};
 
 pub mod framing;
 pub mod http;
+pub mod stdio;
 
 pub use http::{serve_http, HttpOptions};
+pub use stdio::serve_stdio;
 
 /// The `_meta` key of a `tools/call` request that carries the executor
 /// protocol's session state (`{"activeFiles": {...}, "limits": {...}}`, the
@@ -291,26 +293,6 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::io(format!("cannot start the async runtime: {e}")))
-}
-
-/// Serve `server` over stdin/stdout until the client closes stdin.
-pub fn serve_stdio(server: EngineServer) -> Result<(), Error> {
-    let rt = runtime()?;
-    rt.block_on(async move {
-        // Inside the runtime (stdio_pipes needs its I/O driver): when the
-        // client gave us pipes, as MCP clients do, reads and writes run on
-        // the reactor instead of a blocking thread per message.
-        let running = server
-            .serve(rmcp::transport::io::stdio_pipes())
-            .await
-            .map_err(|e| Error::io(format!("MCP over stdio: {e}")))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| Error::io(format!("MCP over stdio: {e}")))?;
-        Ok(())
-    })
-    // Dropping the runtime waits for engine calls still running.
 }
 
 /// Is `addr` one only this machine can reach?
