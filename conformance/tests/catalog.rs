@@ -117,6 +117,21 @@ fn verdict(tool: &str, params: &Value, result: &Value) -> Verdict {
     }
 }
 
+/// `v` without its `null` members, at every depth (what the parsers read
+/// an explicit `null` of an optional member as).
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
 /// True when a number in `v` is written as a float with no fractional
 /// part (`3.0`, `1e2`).
 fn has_integral_float(v: &Value) -> bool {
@@ -208,6 +223,7 @@ fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
     let mut findings = Vec::new();
     let (mut accepted, mut rejected, mut out_of_reach, mut out_of_reach_rejected) = (0, 0, 0, 0);
     let mut integral_floats = 0;
+    let mut null_as_absent = 0;
     let mut per_tool: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (id, tool, params, result) in &results {
         let Some((params_schema, result_schema)) = validators.get(tool.as_str()) else {
@@ -220,7 +236,12 @@ fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
         match verdict(tool, params, result) {
             Verdict::Accepted => {
                 accepted += 1;
-                if !valid {
+                if !valid && params_schema.is_valid(&without_nulls(params)) {
+                    // The schemas leave `null` out of optional members (a
+                    // generic client then types the field); the parsers
+                    // also read an explicit `null` as absent.
+                    null_as_absent += 1;
+                } else if !valid {
                     let why: Vec<String> = params_schema
                         .iter_errors(params)
                         .map(|e| format!("{}: {e}", e.instance_path()))
@@ -263,7 +284,8 @@ fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
         }
     }
     println!(
-        "catalog schemas over the corpus: {} cases; params: {accepted} accepted by parser and schema, \
+        "catalog schemas over the corpus: {} cases; params: {accepted} accepted by the parser \
+         ({null_as_absent} of them valid once their explicit nulls are left out), \
          {rejected} invalid params rejected by both, {out_of_reach} rejected by the parser for a \
          reason out of a schema's reach ({integral_floats} integers written as floats; \
          {out_of_reach_rejected} rejected by the schema too); {} result documents valid",
