@@ -5,10 +5,10 @@
 //! tools from it and renders them as
 //!
 //! - [`Format::Json`]: the full catalog, one object per tool (`name`,
-//!   `modelName`, `description`, `side`, `writes`, `paramsSchema`,
-//!   `resultSchema`);
+//!   `modelName`, `title`, `description`, `side`, `writes`, `idempotent`,
+//!   `paramsSchema`, `resultSchema`);
 //! - [`Format::Mcp`]: an MCP `tools/list` result, `{"tools": [{name,
-//!   description, inputSchema, outputSchema, annotations}]}`;
+//!   title, description, inputSchema, outputSchema, annotations}]}`;
 //! - [`Format::Openai`]: Chat Completions function tools, `[{"type":
 //!   "function", "function": {name, description, parameters}}]`;
 //! - [`Format::OpenaiResponses`]: Responses API function tools, `[{"type":
@@ -195,27 +195,34 @@ fn full(t: &ToolDefinition) -> Value {
     json!({
         "name": t.name,
         "modelName": model_name(t.name),
+        "title": t.title,
         "description": t.description,
         "side": t.side.as_str(),
         "writes": t.writes,
+        "idempotent": t.idempotent,
         "paramsSchema": t.params_schema,
         "resultSchema": t.result_schema,
     })
 }
 
-/// One tool of an MCP `tools/list` result. The annotations are hints for
-/// clients (MCP 2025-06-18): a tool that writes may change or remove files
-/// (destructive), the reading tools do not; none reaches outside the
-/// workspace (closed world).
+/// One tool of an MCP `tools/list` result. `title` is the name a client's
+/// UI shows. The annotations are hints for clients (MCP 2025-06-18): a tool
+/// that writes may change or remove files (destructive), the reading tools
+/// do not; a repeated call with the same arguments changes nothing more
+/// (idempotent) for the readers and `workspace_create_file`; none reaches
+/// outside the workspace (closed world).
 fn mcp(t: &ToolDefinition) -> Value {
     json!({
         "name": t.name,
+        "title": t.title,
         "description": t.description,
         "inputSchema": t.params_schema,
         "outputSchema": t.result_schema,
         "annotations": {
+            "title": t.title,
             "readOnlyHint": !t.writes,
             "destructiveHint": t.writes,
+            "idempotentHint": t.idempotent,
             "openWorldHint": false,
         },
     })
@@ -454,6 +461,8 @@ mod tests {
         assert_eq!(t["inputSchema"]["type"], "object");
         assert_eq!(t["outputSchema"]["type"], "object");
         assert_eq!(t["annotations"]["readOnlyHint"], true);
+        assert_eq!(t["annotations"]["idempotentHint"], true);
+        assert_eq!(t["title"], "Read a workspace file");
         let openai = render(Format::Openai, &tools);
         assert_eq!(openai[0]["type"], "function");
         let f = &openai[0]["function"];

@@ -79,7 +79,7 @@ pub struct McpArgs {
     /// With --listen: a session without a message for this long ends (e.g. 300s, 90s).
     #[arg(long, value_name = "DURATION", default_value = "300s")]
     pub session_timeout: String,
-    /// Expose only these tools (comma-separated wire names).
+    /// Expose only these tools (comma-separated; wire or model names, e.g. workspace.read_file or workspace_read_file).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
     /// Expose only the tools that never write.

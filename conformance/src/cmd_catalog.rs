@@ -12,7 +12,7 @@ use crate::output::{eprintln_quietly, stdout};
 /// `patchspec catalog [--format F] [--strict] [--tools a,b] [--write-schemas DIR]`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct CatalogArgs {
-    /// json: the full catalog (name, modelName, description, side, writes, paramsSchema, resultSchema); mcp: an MCP tools/list result; openai: Chat Completions function tools; openai-responses: Responses API function tools; anthropic: Messages API tools.
+    /// json: the full catalog (name, modelName, title, description, side, writes, idempotent, paramsSchema, resultSchema); mcp: an MCP tools/list result; openai: Chat Completions function tools; openai-responses: Responses API function tools; anthropic: Messages API tools.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
     /// With openai, openai-responses or anthropic: `strict: true` and params schemas in the strict-mode shape (every object closed, every member required, optional ones nullable).

@@ -380,12 +380,41 @@ fn read_only_and_tools_hide_tools_and_refuse_their_calls() {
     assert_eq!(tree(ws.path()), before);
     drop(server);
 
-    // Both: only what is in the subset and read-only.
+    // Both: only what is in the subset and read-only; a model name
+    // (workspace_read_file) names its tool as the wire name does.
     let (mut server, _) = Server::initialized(
         ws.path(),
-        &["--tools", "workspace.read_file,apply_change", "--read-only"],
+        &["--tools", "workspace_read_file,apply_change", "--read-only"],
     );
     assert_eq!(server.tool_names(), ["workspace.read_file"]);
+    drop(server);
+
+    // --read-only serves exactly the tools that never write.
+    let (mut server, _) = Server::initialized(ws.path(), &["--read-only"]);
+    let readers: Vec<String> = catalog()
+        .iter()
+        .filter(|t| !t.writes)
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(
+        readers,
+        [
+            "workspace.read_file",
+            "get_patch_change",
+            "read_file",
+            "grep_file",
+            "call_chain"
+        ]
+    );
+    assert_eq!(server.tool_names(), readers);
+    let listed = server.request("tools/list", json!({}));
+    for tool in listed["result"]["tools"].as_array().expect("tools") {
+        assert!(
+            tool["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{tool}"
+        );
+        assert_eq!(tool["annotations"]["idempotentHint"], true, "{tool}");
+    }
 }
 
 fn names_in_catalog_order() -> Vec<String> {

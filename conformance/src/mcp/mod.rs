@@ -78,7 +78,7 @@ pub const ENGINE_MICROS_META_KEY: &str = "dev.patchspec/engineMicros";
 pub struct ServerOptions {
     /// The workspace every path is relative to.
     pub root: PathBuf,
-    /// Only these tools (by wire name); `None`: every tool of the catalog.
+    /// Only these tools (by wire or model name); `None`: every tool of the catalog.
     pub tools: Option<Vec<String>>,
     /// Only the tools that never write.
     pub read_only: bool,
@@ -94,25 +94,28 @@ pub struct ServerOptions {
 /// on the first `tools/list`.
 pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<&'static str>, String> {
     let registry = patchspec_engine::tools::REGISTRY;
-    if let Some(names) = &options.tools {
-        for name in names {
-            if !registry.iter().any(|t| t.name == name) {
-                let known: Vec<&str> = registry.iter().map(|t| t.name).collect();
-                return Err(format!(
-                    "--tools: unknown tool {name:?} (the catalog has: {})",
-                    known.join(", ")
-                ));
-            }
-        }
-    }
+    // A name may be given as the wire name or the model name
+    // (`workspace_read_file`), as `patchspec catalog --tools` takes it.
+    let wanted: Option<Vec<&'static str>> = match &options.tools {
+        None => None,
+        Some(names) => Some(
+            names
+                .iter()
+                .map(|name| {
+                    crate::catalog::wire_name(name).ok_or_else(|| {
+                        let known: Vec<&str> = registry.iter().map(|t| t.name).collect();
+                        format!(
+                            "--tools: unknown tool {name:?} (the catalog has: {})",
+                            known.join(", ")
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    };
     Ok(registry
         .iter()
-        .filter(|t| {
-            options
-                .tools
-                .as_ref()
-                .is_none_or(|names| names.iter().any(|n| n == t.name))
-        })
+        .filter(|t| wanted.as_ref().is_none_or(|names| names.contains(&t.name)))
         .filter(|t| !(options.read_only && t.writes))
         .map(|t| t.name)
         .collect())
@@ -328,6 +331,9 @@ mod tests {
         assert_eq!(subset, ["apply_patch", "call_chain"]);
         let both = exposed_tools(&options(Some(&["call_chain", "apply_patch"]), true)).unwrap();
         assert_eq!(both, ["call_chain"]);
+        // The model name of a tool names it too.
+        let by_model = exposed_tools(&options(Some(&["workspace_read_file"]), false)).unwrap();
+        assert_eq!(by_model, ["workspace.read_file"]);
         let err = exposed_tools(&options(Some(&["apply_patch", "rm"]), false)).unwrap_err();
         assert!(err.contains("unknown tool \"rm\""), "{err}");
     }

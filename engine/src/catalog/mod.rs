@@ -53,8 +53,12 @@ pub struct ToolDefinition {
     pub description: String,
     /// Where the tool executes, per its spec.
     pub side: Side,
+    /// A short human-readable name (MCP's `title`).
+    pub title: &'static str,
     /// True when the tool may change the workspace.
     pub writes: bool,
+    /// True when a second call with the same arguments changes nothing more.
+    pub idempotent: bool,
     /// JSON Schema (draft 2020-12) of the params object.
     pub params_schema: Value,
     /// JSON Schema (draft 2020-12) of the result document, success and failure alike.
@@ -78,7 +82,9 @@ fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
         name: entry.name,
         description: entry.description.trim_end().to_string(),
         side: entry.side,
+        title: entry.title,
         writes: entry.writes,
+        idempotent: entry.idempotent,
         params_schema,
         result_schema: (entry.result_schema)().to_value(),
     }
@@ -439,6 +445,15 @@ mod tests {
         );
         for t in catalog() {
             assert_eq!(t.writes, crate::tools::writes(t.name), "{}", t.name);
+            // A tool that never writes cannot change anything the second time.
+            assert!(t.writes || t.idempotent, "{}", t.name);
+            assert!(!t.title.is_empty() && t.title.len() <= 40, "{}", t.name);
         }
+        let idempotent_writers: Vec<&str> = catalog()
+            .iter()
+            .filter(|t| t.writes && t.idempotent)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(idempotent_writers, ["workspace_create_file"]);
     }
 }
