@@ -250,6 +250,8 @@ async fn trim_after_sessions_end(sessions: Arc<LocalSessionManager>) {
         interval.tick().await;
         let live = sessions.sessions.read().await.len();
         if live < peak {
+            // The map keeps the capacity of its peak otherwise.
+            sessions.sessions.write().await.shrink_to_fit();
             // A blocking call (it walks the heap): off the I/O thread.
             let _ = tokio::task::spawn_blocking(release_free_memory).await;
             peak = live;
