@@ -34,6 +34,11 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
     if args.listen.is_none() && !args.allow_origin.is_empty() {
         return Err(Error::usage("--allow-origin needs --listen"));
     }
+    if let Some(bad) = args.allow_origin.iter().find(|o| !is_origin(o)) {
+        return Err(Error::usage(format!(
+            "--allow-origin {bad:?}: not an origin (scheme://host[:port], :* for any port, e.g. https://app.example.com:443)"
+        )));
+    }
     args.log.install();
     args.store.open()?;
     let names = exposed_tools(&options).map_err(Error::usage)?;
@@ -78,9 +83,54 @@ pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
     }
 }
 
+/// `scheme://host[:port]` (or `:*`), nothing after: what `--allow-origin`
+/// takes (rmcp would silently ignore anything else).
+fn is_origin(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return false;
+    };
+    let host = match rest.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && !host.ends_with(':') => {
+            if port != "*" && port.parse::<u16>().is_err() {
+                return false;
+            }
+            host
+        }
+        _ => rest,
+    };
+    !scheme.is_empty()
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+        && !host.is_empty()
+        && !host.contains(['/', '?', '#', '@', ' '])
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_listen;
+    use super::{is_origin, parse_listen};
+
+    #[test]
+    fn allow_origin_takes_origins_only() {
+        for ok in [
+            "https://app.example.com:443",
+            "http://localhost:*",
+            "http://[::1]:8080",
+            "https://a.example",
+        ] {
+            assert!(is_origin(ok), "{ok}");
+        }
+        for bad in [
+            "app.example.com",
+            "https://a.example/",
+            "https://a.example:x",
+            "https://",
+            "://a",
+            "https://a.example/path",
+        ] {
+            assert!(!is_origin(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn listen_takes_addresses_and_localhost() {
