@@ -3,7 +3,7 @@
 //!
 //! Main function: [`serve_http`]. In front of rmcp's `StreamableHttpService`
 //! (the MCP protocol: sessions, SSE, version headers, `Host` and `Origin`
-//! checks) sits [`Gate`], which answers what rmcp would get wrong or leave
+//! checks) sits `Gate`, which answers what rmcp would get wrong or leave
 //! open:
 //!
 //! - only [`ENDPOINT`] answers; any other path is `404`;
@@ -20,7 +20,7 @@
 //!   past it is `503` with a JSON-RPC error that says so. A session ends on
 //!   `DELETE` or after [`HttpOptions::session_timeout`] without a message,
 //!   and the memory of ended sessions is handed back to the system
-//!   ([`trim_after_sessions_end`]).
+//!   (`malloc_trim` once the live count falls).
 //!
 //! Per connection: `TCP_NODELAY` (without it a reused connection waits
 //! ~40 ms per request on delayed ACKs); the request head must arrive within

@@ -77,7 +77,7 @@ pub enum Line {
 }
 
 /// Read one line of at most `max` bytes into `line`, keeping the end of a
-/// longer one in `tail` (up to [`TAIL_BYTES`]); memory stays bounded by
+/// longer one in `tail` (its last 4 KiB or more); memory stays bounded by
 /// `max` whatever the input.
 pub fn read_line(
     input: &mut impl BufRead,
