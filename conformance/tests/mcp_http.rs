@@ -511,3 +511,45 @@ fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_foreign_origin_is_refused_before_the_body_is_read() {
+    let ws = workspace();
+    let server = Http::start(ws.path(), &["--max-sessions", "1"]);
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Origin", "http://evil.example"),
+    ];
+    // Malformed, or past the session cap: still 403, not 400 or 503.
+    let malformed = server.request("POST", "/mcp", &headers, b"{,}");
+    assert_eq!(malformed.status, 403, "{malformed:?}");
+    server.initialize();
+    let capped = server.request(
+        "POST",
+        "/mcp",
+        &headers,
+        initialize(2).to_string().as_bytes(),
+    );
+    assert_eq!(capped.status, 403, "{capped:?}");
+    // A head announcing a body that never comes: answered at once.
+    let mut stream = server.connect();
+    stream
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {}\r\nOrigin: http://evil.example\r\n\
+                 Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n",
+                server.authority
+            )
+            .as_bytes(),
+        )
+        .expect("write the head");
+    let started = Instant::now();
+    let reply = read_reply(&mut BufReader::new(stream));
+    assert_eq!(reply.status, 403, "{reply:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

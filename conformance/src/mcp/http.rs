@@ -9,7 +9,8 @@
 //! - only [`ENDPOINT`] answers; any other path is `404`;
 //! - `Origin`: absent, a loopback origin (`http(s)://localhost`,
 //!   `127.0.0.1`, `[::1]`, any port) or one named with `--allow-origin`;
-//!   any other is `403` (rmcp's check, configured here);
+//!   any other is `403` (rmcp's check, configured here, and asked first:
+//!   a forbidden POST is refused before its body is read);
 //! - a POST body is read by the gate, up to [`MAX_MESSAGE_BYTES`] (the
 //!   stdio limit too) within [`BODY_TIMEOUT`]: past the size, `413` with a
 //!   JSON-RPC error naming the limit; too slow, `408`; a body that is not a
@@ -164,6 +165,9 @@ impl Gate {
             }
             _ => return self.service.handle(request).await,
         }
+        if let Some(forbidden) = self.forbidden(&request).await {
+            return forbidden;
+        }
         let (parts, body) = request.into_parts();
         let read = tokio::time::timeout(
             BODY_TIMEOUT,
@@ -224,6 +228,20 @@ impl Gate {
         }
         let request = Request::from_parts(parts, Full::new(bytes));
         self.service.handle(request).await
+    }
+
+    /// rmcp's answer when it refuses `request`'s `Host` or `Origin` (403),
+    /// asked before the gate reads the body: a forbidden request is
+    /// answered 403 whatever it carries, and costs no body read. The probe
+    /// is the request's head with an empty body, which rmcp refuses
+    /// without side effects (no session, no call) whatever the headers.
+    async fn forbidden(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
+        let mut probe = Request::new(Full::new(Bytes::new()));
+        *probe.method_mut() = request.method().clone();
+        *probe.uri_mut() = request.uri().clone();
+        *probe.headers_mut() = request.headers().clone();
+        let answer = self.service.handle(probe).await;
+        (answer.status() == StatusCode::FORBIDDEN).then_some(answer)
     }
 }
 
