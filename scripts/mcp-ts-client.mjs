@@ -6,7 +6,9 @@
 //
 //   node mcp-ts-client.mjs PATCHSPEC_BINARY
 //
-// Over stdio and over Streamable HTTP (`--listen 127.0.0.1:0`), each on a
+// First the MCP Inspector's CLI (also pinned): an integer and a boolean
+// optional member typed from the inputSchema. Then over stdio and over
+// Streamable HTTP (`--listen 127.0.0.1:0`), each on a
 // fresh workspace: list the tools (the nine names, titles, schemas, and no
 // output from the SDK while it compiles their schemas), call every tool
 // (the SDK validates each success's structuredContent against the tool's
@@ -292,7 +294,31 @@ async function everyIdAnswered() {
   child.kill();
 }
 
+/// The MCP Inspector's CLI (a generic client: it types each `--tool-arg`
+/// from the tool's inputSchema): an integer and a boolean optional member
+/// reach the server typed, and it prints nothing on stderr.
+async function inspector() {
+  const root = workspace();
+  const cli = join(process.cwd(), "node_modules/@modelcontextprotocol/inspector-cli/build/index.js");
+  const run = (args) =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, [cli, binary, "mcp", "--root", root, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      child.on("exit", (code) => resolve({ code, out, err }));
+    });
+  let r = await run(["--method", "tools/call", "--tool-name", "workspace.read_file", "--tool-arg", "path=a.txt", "maxBytes=5"]);
+  let result = r.code === 0 ? JSON.parse(r.out) : {};
+  check("inspector: maxBytes=5 is sent as an integer", result.isError === false && result.structuredContent?.file?.content === "alpha" && r.err === "", `${r.code} ${r.out.slice(0, 200)} ${r.err.slice(0, 200)}`);
+  r = await run(["--method", "tools/call", "--tool-name", "workspace_create_file", "--tool-arg", "path=a.txt", "content=x", "overwrite=true"]);
+  result = r.code === 0 ? JSON.parse(r.out) : {};
+  check("inspector: overwrite=true is sent as a boolean", result.isError === false && readFileSync(join(root, "a.txt"), "utf8") === "x" && r.err === "", `${r.code} ${r.out.slice(0, 200)} ${r.err.slice(0, 200)}`);
+}
+
 try {
+  await inspector();
   await overStdio();
   await overHttp();
   await everyIdAnswered();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `patchspec mcp` driven by the official TypeScript MCP SDK (npm
-# `@modelcontextprotocol/sdk`, pinned in scripts/mcp-ts-client/package.json):
+# `@modelcontextprotocol/sdk`) and the MCP Inspector's CLI, both pinned in
+# scripts/mcp-ts-client/package.json:
 # over stdio and Streamable HTTP, every tool, refusals, structuredContent
 # validated by the SDK, and the HTTP hardening (scripts/mcp-ts-client.mjs).
 # Installs the SDK with npm into target/mcp-ts-client (gitignored; reused
@@ -25,7 +26,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 mkdir -p "$dir"
 if ! cmp -s scripts/mcp-ts-client/package.json "$dir/package.json" \
-   || [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ]; then
+   || [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] \
+   || [ ! -d "$dir/node_modules/@modelcontextprotocol/inspector-cli" ]; then
   cp scripts/mcp-ts-client/package.json "$dir/package.json"
   if ! (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
     if ! npm ping >/dev/null 2>&1; then
