@@ -223,6 +223,21 @@ fn a_foreign_origin_is_refused_and_writes_nothing() {
     let server = Http::start(ws.path(), &["--allow-origin", "https://app.example:8443"]);
     let evil = [("Origin", "http://evil.example")];
     assert_eq!(server.post(&evil, &initialize(1)).status, 403);
+    // A Host that is not loopback (DNS rebinding): 403 as well.
+    let mut stream = server.connect();
+    let body = initialize(1).to_string();
+    send(
+        &mut stream,
+        "evil.example",
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        body.as_bytes(),
+    );
+    assert_eq!(read_reply(&mut BufReader::new(stream)).status, 403);
     let session = server.initialize();
     let [s, v] = session_headers(&session);
     let refused = server.post(&[s, v, evil[0]], &create_file(2, "evil.txt"));
