@@ -16,7 +16,8 @@
 //!   JSON-RPC error naming the limit; too slow, `408`; a body that is not a
 //!   JSON-RPC message, `400` with the JSON-RPC error the stdio transport
 //!   would give ([`super::framing`]), never rmcp's `415`;
-//! - `DELETE` of a session the server does not have is `404` (rmcp: `202`);
+//! - `DELETE` of a session the server does not have is `404`, of one it
+//!   ends `204` (rmcp: `202` for both);
 //! - at most [`HttpOptions::max_sessions`] live sessions: an `initialize`
 //!   past it is `503` with a JSON-RPC error that says so. A session ends on
 //!   `DELETE` or after [`HttpOptions::session_timeout`] without a message,
@@ -156,10 +157,15 @@ impl Gate {
                 };
                 // rmcp checks Host, Origin and the headers first (a
                 // forbidden request must not learn whether a session
-                // exists), then answers 202 whether it had the session or not.
-                let response = self.service.handle(request).await;
-                if !known && response.status() == StatusCode::ACCEPTED {
-                    return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
+                // exists), then answers 202 whether it had the session or
+                // not: 404 for one it did not have, and 204 for one it
+                // ended (the Python SDK takes only 200 or 204 as success).
+                let mut response = self.service.handle(request).await;
+                if response.status() == StatusCode::ACCEPTED {
+                    if !known {
+                        return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
+                    }
+                    *response.status_mut() = StatusCode::NO_CONTENT;
                 }
                 return response;
             }
