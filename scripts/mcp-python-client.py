@@ -9,7 +9,9 @@ scripts/mcp-python-client.sh inside a venv that has `mcp`; usage:
 Three connections to three fresh workspaces: stdio with the `initialize`
 handshake (mode="legacy", revision 2025-11-25), stdio with the SDK's
 default negotiation (server/discover, revision 2026-07-28), and Streamable
-HTTP (`patchspec mcp --listen 127.0.0.1:0`). On each: list the tools (the
+HTTP (`patchspec mcp --listen 127.0.0.1:0`), with the SDK's default
+negotiation and with the `initialize` handshake (a session, DELETEd on
+close: the SDK must log no warning). On each: list the tools (the
 nine names, each with an inputSchema and an outputSchema), apply a patch
 (structuredContent, and the file on disk), have one refused (isError, the
 reason in the text, the file unchanged), and read a file with
@@ -21,6 +23,7 @@ failed`; exits 1 if any check failed.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import subprocess
@@ -140,7 +143,18 @@ async def over_stdio(binary: str, mode: str) -> None:
         await exercise(f"stdio ({mode})", client, root)
 
 
-async def over_http(binary: str) -> None:
+class Warnings(logging.Handler):
+    """The SDK's log records at WARNING and above, kept."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record.getMessage())
+
+
+async def over_http(binary: str, mode: str = "auto") -> None:
     root = workspace()
     server = subprocess.Popen(
         [binary, "mcp", "--root", str(root), "--listen", "127.0.0.1:0"],
@@ -153,8 +167,17 @@ async def over_http(binary: str) -> None:
         check("http: the server says where it listens", bool(found), line.strip())
         if not found:
             return
-        async with Client(found.group(1), read_timeout_seconds=30) as client:
-            await exercise("http", client, root)
+        label = "http" if mode == "auto" else f"http ({mode})"
+        warnings = Warnings()
+        logging.getLogger("mcp").addHandler(warnings)
+        try:
+            async with Client(found.group(1), mode=mode, read_timeout_seconds=30) as client:
+                await exercise(label, client, root)
+        finally:
+            logging.getLogger("mcp").removeHandler(warnings)
+        # Closing a session-based client DELETEs its session: the SDK warns
+        # unless the answer is 200 or 204.
+        check(f"{label}: the SDK logged no warning (session closed cleanly)", not warnings.records, "; ".join(warnings.records))
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -173,6 +196,7 @@ async def main(binary: str) -> None:
         lambda: over_stdio(binary, "legacy"),
         lambda: over_stdio(binary, "auto"),
         lambda: over_http(binary),
+        lambda: over_http(binary, "legacy"),
         lambda: read_only(binary),
     ):
         try:

@@ -5,12 +5,14 @@
 //! tools from it and renders them as
 //!
 //! - [`Format::Json`]: the full catalog, one object per tool (`name`,
-//!   `modelName`, `description`, `side`, `writes`, `paramsSchema`,
-//!   `resultSchema`);
+//!   `modelName`, `title`, `description`, `side`, `writes`, `idempotent`,
+//!   `paramsSchema`, `resultSchema`);
 //! - [`Format::Mcp`]: an MCP `tools/list` result, `{"tools": [{name,
-//!   description, inputSchema, outputSchema, annotations}]}`;
+//!   title, description, inputSchema, outputSchema, annotations}]}`;
 //! - [`Format::Openai`]: Chat Completions function tools, `[{"type":
 //!   "function", "function": {name, description, parameters}}]`;
+//! - [`Format::OpenaiResponses`]: Responses API function tools, `[{"type":
+//!   "function", name, description, parameters, strict}]`;
 //! - [`Format::Anthropic`]: Messages API tools, `[{name, description,
 //!   input_schema}]`.
 //!
@@ -19,6 +21,9 @@
 //! (every other character becomes `_`) and a call coming back is mapped to
 //! the wire name by [`wire_name`] (docs/clarifications.md, C-catalog-names).
 //! MCP allows `.` in tool names, so MCP keeps the wire names.
+//!
+//! [`render_strict`] renders the three model formats with `strict: true`
+//! and params in the strict shape of [`crate::strict_schema`].
 //!
 //! [`schema_files`] is what `--write-schemas DIR` writes (and what
 //! docs/schemas/ holds, kept fresh by a test).
@@ -38,6 +43,8 @@ pub enum Format {
     Mcp,
     /// OpenAI Chat Completions function tools.
     Openai,
+    /// OpenAI Responses API function tools.
+    OpenaiResponses,
     /// Anthropic Messages API tool definitions.
     Anthropic,
 }
@@ -92,6 +99,45 @@ pub fn wire_name(name: &str) -> Option<&'static str> {
 
 /// `tools` rendered as `format`.
 pub fn render(format: Format, tools: &[ToolDefinition]) -> Value {
+    render_as(format, tools, false)
+}
+
+/// `tools` rendered as `format` for the provider's strict mode: `strict:
+/// true` and each params schema in its strict shape
+/// ([`crate::strict_schema::strict`]). Only the model formats (`openai`,
+/// `openai-responses`, `anthropic`) have one.
+pub fn render_strict(format: Format, tools: &[ToolDefinition]) -> Result<Value, String> {
+    match format {
+        Format::Openai | Format::OpenaiResponses | Format::Anthropic => {
+            Ok(render_as(format, tools, true))
+        }
+        Format::Json | Format::Mcp => Err(format!(
+            "--strict applies to the openai, openai-responses and anthropic formats, not {}",
+            format_name(format)
+        )),
+    }
+}
+
+/// The `--format` spelling of `format`.
+pub fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Json => "json",
+        Format::Mcp => "mcp",
+        Format::Openai => "openai",
+        Format::OpenaiResponses => "openai-responses",
+        Format::Anthropic => "anthropic",
+    }
+}
+
+fn render_as(format: Format, tools: &[ToolDefinition], strict: bool) -> Value {
+    let parameters = |t: &ToolDefinition| {
+        let schema = for_model_api(&t.params_schema);
+        if strict {
+            crate::strict_schema::strict(&schema)
+        } else {
+            schema
+        }
+    };
     match format {
         Format::Json => Value::Array(tools.iter().map(full).collect()),
         Format::Mcp => json!({"tools": tools.iter().map(mcp).collect::<Vec<_>>()}),
@@ -99,11 +145,30 @@ pub fn render(format: Format, tools: &[ToolDefinition]) -> Value {
             tools
                 .iter()
                 .map(|t| {
-                    json!({"type": "function", "function": {
+                    let mut function = json!({
                         "name": model_name(t.name),
                         "description": t.description,
-                        "parameters": for_model_api(&t.params_schema),
-                    }})
+                        "parameters": parameters(t),
+                    });
+                    if strict {
+                        function["strict"] = true.into();
+                    }
+                    json!({"type": "function", "function": function})
+                })
+                .collect(),
+        ),
+        // FunctionToolParam: `strict` is a required member (null allowed).
+        Format::OpenaiResponses => Value::Array(
+            tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "name": model_name(t.name),
+                        "description": t.description,
+                        "parameters": parameters(t),
+                        "strict": strict,
+                    })
                 })
                 .collect(),
         ),
@@ -111,11 +176,15 @@ pub fn render(format: Format, tools: &[ToolDefinition]) -> Value {
             tools
                 .iter()
                 .map(|t| {
-                    json!({
+                    let mut tool = json!({
                         "name": model_name(t.name),
                         "description": t.description,
-                        "input_schema": for_model_api(&t.params_schema),
-                    })
+                        "input_schema": parameters(t),
+                    });
+                    if strict {
+                        tool["strict"] = true.into();
+                    }
+                    tool
                 })
                 .collect(),
         ),
@@ -126,27 +195,34 @@ fn full(t: &ToolDefinition) -> Value {
     json!({
         "name": t.name,
         "modelName": model_name(t.name),
+        "title": t.title,
         "description": t.description,
         "side": t.side.as_str(),
         "writes": t.writes,
+        "idempotent": t.idempotent,
         "paramsSchema": t.params_schema,
         "resultSchema": t.result_schema,
     })
 }
 
-/// One tool of an MCP `tools/list` result. The annotations are hints for
-/// clients (MCP 2025-06-18): a tool that writes may change or remove files
-/// (destructive), the reading tools do not; none reaches outside the
-/// workspace (closed world).
+/// One tool of an MCP `tools/list` result. `title` is the name a client's
+/// UI shows. The annotations are hints for clients (MCP 2025-06-18): a tool
+/// that writes may change or remove files (destructive), the reading tools
+/// do not; a repeated call with the same arguments changes nothing more
+/// (idempotent) for the readers and `workspace_create_file`; none reaches
+/// outside the workspace (closed world).
 fn mcp(t: &ToolDefinition) -> Value {
     json!({
         "name": t.name,
+        "title": t.title,
         "description": t.description,
         "inputSchema": t.params_schema,
         "outputSchema": t.result_schema,
         "annotations": {
+            "title": t.title,
             "readOnlyHint": !t.writes,
             "destructiveHint": t.writes,
+            "idempotentHint": t.idempotent,
             "openWorldHint": false,
         },
     })
@@ -250,6 +326,16 @@ pub fn check_format(format: Format, rendered: &Value) -> Result<(), String> {
                 )
             })
             .collect(),
+        Format::OpenaiResponses => items(Some(rendered))?
+            .iter()
+            .map(|t| {
+                (
+                    str_of(t, "name"),
+                    str_of(t, "description"),
+                    vec![("parameters", t.get("parameters").unwrap_or(&Value::Null))],
+                )
+            })
+            .collect(),
         Format::Anthropic => items(Some(rendered))?
             .iter()
             .map(|t| {
@@ -324,10 +410,46 @@ mod tests {
     #[test]
     fn every_format_follows_its_rules() {
         let tools = catalog();
-        for format in [Format::Mcp, Format::Openai, Format::Anthropic, Format::Json] {
+        for format in [
+            Format::Mcp,
+            Format::Openai,
+            Format::OpenaiResponses,
+            Format::Anthropic,
+            Format::Json,
+        ] {
             let rendered = render(format, &tools);
             assert_eq!(check_format(format, &rendered), Ok(()), "{format:?}");
         }
+    }
+
+    /// Every strict schema of every tool keeps the strict rules
+    /// (docs/catalog.md), and says so with `strict: true`.
+    #[test]
+    fn every_strict_schema_keeps_the_strict_rules() {
+        let tools = catalog();
+        for format in [Format::Openai, Format::OpenaiResponses, Format::Anthropic] {
+            let rendered = render_strict(format, &tools).unwrap();
+            assert_eq!(check_format(format, &rendered), Ok(()), "{format:?}");
+            for (tool, t) in tools.iter().zip(rendered.as_array().unwrap()) {
+                let (schema, strict) = match format {
+                    Format::Openai => (&t["function"]["parameters"], &t["function"]["strict"]),
+                    Format::OpenaiResponses => (&t["parameters"], &t["strict"]),
+                    _ => (&t["input_schema"], &t["strict"]),
+                };
+                assert_eq!(strict, &json!(true), "{format:?} {}", tool.name);
+                let broken = crate::strict_schema::violations(schema);
+                assert!(broken.is_empty(), "{format:?} {}: {broken:#?}", tool.name);
+            }
+        }
+        // The non-strict renderings break them (which is why --strict exists).
+        let plain = render(Format::Anthropic, &tools);
+        assert!(plain
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| !crate::strict_schema::violations(&t["input_schema"]).is_empty()));
+        assert!(render_strict(Format::Mcp, &tools).is_err());
+        assert!(render_strict(Format::Json, &tools).is_err());
     }
 
     #[test]
@@ -339,6 +461,8 @@ mod tests {
         assert_eq!(t["inputSchema"]["type"], "object");
         assert_eq!(t["outputSchema"]["type"], "object");
         assert_eq!(t["annotations"]["readOnlyHint"], true);
+        assert_eq!(t["annotations"]["idempotentHint"], true);
+        assert_eq!(t["title"], "Read a workspace file");
         let openai = render(Format::Openai, &tools);
         assert_eq!(openai[0]["type"], "function");
         let f = &openai[0]["function"];
@@ -346,6 +470,11 @@ mod tests {
         assert_eq!(f["parameters"]["type"], "object");
         assert!(f["parameters"].get("$schema").is_none());
         assert_eq!(f["parameters"]["required"], json!(["path"]));
+        let responses = render(Format::OpenaiResponses, &tools);
+        assert_eq!(responses[0]["type"], "function");
+        assert_eq!(responses[0]["name"], "workspace_read_file");
+        assert_eq!(responses[0]["strict"], false);
+        assert_eq!(responses[0]["parameters"]["type"], "object");
         let anthropic = render(Format::Anthropic, &tools);
         assert_eq!(anthropic[0]["name"], "workspace_read_file");
         assert_eq!(anthropic[0]["input_schema"]["type"], "object");

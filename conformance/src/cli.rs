@@ -64,11 +64,22 @@ pub struct McpArgs {
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. A loopback address
-    /// (`127.0.0.1:PORT`, `[::1]:PORT`) unless you name another one: anyone who can reach
-    /// ADDR can edit the workspace.
-    #[arg(long, value_name = "ADDR")]
+    /// (`127.0.0.1:PORT`, `[::1]:PORT`, `localhost:PORT`) unless you name another one:
+    /// anyone who can reach ADDR can edit the workspace.
+    #[arg(long, value_name = "ADDR", value_parser = crate::cmd_mcp::parse_listen)]
     pub listen: Option<std::net::SocketAddr>,
-    /// Expose only these tools (comma-separated wire names).
+    /// With --listen: also accept requests whose `Origin` is ORIGIN (`scheme://host[:port]`,
+    /// `:*` for any port; repeatable). Loopback origins and requests without one are always accepted.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// With --listen: the most live sessions; an `initialize` past it gets HTTP 503.
+    #[arg(long, value_name = "N", default_value_t = crate::mcp::http::DEFAULT_MAX_SESSIONS,
+          value_parser = clap::value_parser!(usize))]
+    pub max_sessions: usize,
+    /// With --listen: a session without a message for this long ends (e.g. 300s, 90s).
+    #[arg(long, value_name = "DURATION", default_value = "300s")]
+    pub session_timeout: String,
+    /// Expose only these tools (comma-separated; wire or model names, e.g. workspace.read_file or workspace_read_file).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
     /// Expose only the tools that never write.

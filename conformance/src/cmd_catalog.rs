@@ -9,12 +9,15 @@ use crate::catalog::{self, Format};
 use crate::exit;
 use crate::output::{eprintln_quietly, stdout};
 
-/// `patchspec catalog [--format F] [--tools a,b] [--write-schemas DIR]`.
+/// `patchspec catalog [--format F] [--strict] [--tools a,b] [--write-schemas DIR]`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct CatalogArgs {
-    /// json: the full catalog (name, modelName, description, side, writes, paramsSchema, resultSchema); mcp: an MCP tools/list result; openai: Chat Completions function tools; anthropic: Messages API tools.
+    /// json: the full catalog (name, modelName, title, description, side, writes, idempotent, paramsSchema, resultSchema); mcp: an MCP tools/list result; openai: Chat Completions function tools; openai-responses: Responses API function tools; anthropic: Messages API tools.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+    /// With openai, openai-responses or anthropic: `strict: true` and params schemas in the strict-mode shape (every object closed, every member required, optional ones nullable).
+    #[arg(long)]
+    pub strict: bool,
     /// Only these tools, comma-separated, in this order (wire or model names, e.g. apply_patch,workspace_read_file).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub tools: Vec<String>,
@@ -48,7 +51,17 @@ pub fn catalog(args: &CatalogArgs) -> i32 {
             }
         };
     }
-    let rendered = catalog::render(args.format, &tools);
+    let rendered = if args.strict {
+        match catalog::render_strict(args.format, &tools) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln_quietly(format_args!("error: {e}"));
+                return exit::USAGE;
+            }
+        }
+    } else {
+        catalog::render(args.format, &tools)
+    };
     let written = serde_json::to_vec_pretty(&rendered)
         .map_err(io::Error::other)
         .and_then(|mut text| {

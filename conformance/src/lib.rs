@@ -78,5 +78,6 @@ pub mod run;
 pub mod select;
 pub mod spec_links;
 pub mod steps;
+pub mod strict_schema;
 pub mod transport;
 pub mod workspace;

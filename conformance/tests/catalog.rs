@@ -117,6 +117,21 @@ fn verdict(tool: &str, params: &Value, result: &Value) -> Verdict {
     }
 }
 
+/// `v` without its `null` members, at every depth (what the parsers read
+/// an explicit `null` of an optional member as).
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
 /// True when a number in `v` is written as a float with no fractional
 /// part (`3.0`, `1e2`).
 fn has_integral_float(v: &Value) -> bool {
@@ -208,6 +223,7 @@ fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
     let mut findings = Vec::new();
     let (mut accepted, mut rejected, mut out_of_reach, mut out_of_reach_rejected) = (0, 0, 0, 0);
     let mut integral_floats = 0;
+    let mut null_as_absent = 0;
     let mut per_tool: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (id, tool, params, result) in &results {
         let Some((params_schema, result_schema)) = validators.get(tool.as_str()) else {
@@ -220,7 +236,12 @@ fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
         match verdict(tool, params, result) {
             Verdict::Accepted => {
                 accepted += 1;
-                if !valid {
+                if !valid && params_schema.is_valid(&without_nulls(params)) {
+                    // The schemas leave `null` out of optional members (a
+                    // generic client then types the field); the parsers
+                    // also read an explicit `null` as absent.
+                    null_as_absent += 1;
+                } else if !valid {
                     let why: Vec<String> = params_schema
                         .iter_errors(params)
                         .map(|e| format!("{}: {e}", e.instance_path()))
@@ -263,7 +284,8 @@ fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
         }
     }
     println!(
-        "catalog schemas over the corpus: {} cases; params: {accepted} accepted by parser and schema, \
+        "catalog schemas over the corpus: {} cases; params: {accepted} accepted by the parser \
+         ({null_as_absent} of them valid once their explicit nulls are left out), \
          {rejected} invalid params rejected by both, {out_of_reach} rejected by the parser for a \
          reason out of a schema's reach ({integral_floats} integers written as floats; \
          {out_of_reach_rejected} rejected by the schema too); {} result documents valid",
@@ -323,4 +345,121 @@ fn every_tool_is_in_the_catalog_with_schemas_that_compile() {
         assert!(validators.contains_key(name), "{name}");
         assert!(definition(name).is_some(), "{name}");
     }
+}
+
+/// `params` in the strict shape of `schema`: every member the schema names
+/// and the call left out, `null` (what a strict-mode model sends for an
+/// optional member), and only those, at every depth; an `anyOf` item filled by the branch
+/// its members fit (the one whose `enum` discriminants it matches).
+fn strict_call(params: &Value, schema: &Value) -> Value {
+    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+        let fits = |b: &Value| {
+            let (Some(members), Some(given)) = (
+                b.get("properties").and_then(Value::as_object),
+                params.as_object(),
+            ) else {
+                return false;
+            };
+            given.iter().all(|(k, v)| {
+                members.get(k).is_some_and(|m| {
+                    m.get("enum")
+                        .and_then(Value::as_array)
+                        .is_none_or(|values| values.contains(v))
+                })
+            })
+        };
+        return match branches.iter().find(|b| fits(b)) {
+            Some(branch) => strict_call(params, branch),
+            None => params.clone(),
+        };
+    }
+    match (params, schema.get("properties").and_then(Value::as_object)) {
+        (Value::Object(given), Some(members)) => {
+            let mut out = serde_json::Map::new();
+            for (name, member) in members {
+                let value = given
+                    .get(name)
+                    .map_or(Value::Null, |v| strict_call(v, member));
+                out.insert(name.clone(), value);
+            }
+            // Members the schema does not name (the protocol keys a
+            // harness adds, `projectKey`…) are not the model's to send.
+            Value::Object(out)
+        }
+        (Value::Array(items), _) => match schema.get("items") {
+            Some(item) => Value::Array(items.iter().map(|v| strict_call(v, item)).collect()),
+            None => params.clone(),
+        },
+        _ => params.clone(),
+    }
+}
+
+/// The strict-mode shape keeps the wire: each corpus call the parser
+/// accepts, sent as a strict-mode model sends it (every optional member
+/// present as `null`), is valid against the strict schema and still
+/// accepted by the tool's parser. Calls carrying `expectedSha256ByPath`
+/// (left out of the strict shape) are counted apart.
+#[test]
+fn strict_calls_are_valid_and_accepted_by_the_parsers() {
+    use patchspec_conformance::catalog::{model_name, render_strict, Format};
+    use patchspec_engine::tools::tul::apply_patch;
+    let tools = catalog();
+    let rendered = render_strict(Format::Anthropic, &tools).expect("strict anthropic");
+    let strict: BTreeMap<&str, (Value, jsonschema::Validator)> = tools
+        .iter()
+        .zip(rendered.as_array().expect("tools"))
+        .map(|(t, r)| {
+            assert_eq!(r["name"], model_name(t.name));
+            let schema = r["input_schema"].clone();
+            let validator = jsonschema::draft202012::new(&schema)
+                .unwrap_or_else(|e| panic!("{}: strict schema: {e}", t.name));
+            (t.name, (schema, validator))
+        })
+        .collect();
+    let validators = validators();
+    let (mut checked, mut guarded) = (0, 0);
+    let mut findings = Vec::new();
+    for (id, tool, params, result) in corpus_results() {
+        let plain_valid = validators[tool.as_str()]
+            .0
+            .is_valid(&without_nulls(&params));
+        if !plain_valid || !matches!(verdict(&tool, &params, &result), Verdict::Accepted) {
+            continue;
+        }
+        if params
+            .get("expectedSha256ByPath")
+            .is_some_and(|v| !v.is_null())
+        {
+            guarded += 1;
+            continue;
+        }
+        let (schema, validator) = &strict[tool.as_str()];
+        let call = strict_call(&params, schema);
+        checked += 1;
+        for e in validator.iter_errors(&call) {
+            findings.push(format!("{id}: strict schema at {}: {e}", e.instance_path()));
+        }
+        let accepted = match tool.as_str() {
+            "apply_patch" => apply_patch::parse_params(&call).is_ok(),
+            // Its parser answers through the engine; the strict shape
+            // adds nothing but nulls to ids the parser reads as absent.
+            "get_patch_change" => continue,
+            _ => matches!(verdict(&tool, &call, &result), Verdict::Accepted),
+        };
+        if !accepted {
+            findings.push(format!("{id}: the parser refuses the strict call {call}"));
+        }
+    }
+    println!(
+        "strict shape over the corpus: {checked} accepted calls valid against the strict \
+         schema and accepted by their parser; {guarded} carry expectedSha256ByPath (not in the \
+         strict shape)"
+    );
+    assert!(checked > 500, "{checked}");
+    assert!(
+        findings.is_empty(),
+        "{} findings:\n{}",
+        findings.len(),
+        findings.join("\n")
+    );
 }

@@ -300,12 +300,17 @@ fn unknown_tools_and_malformed_requests_are_errors_not_crashes() {
         json!({"name": "apply_patch", "arguments": [1]}),
     );
     assert_eq!(response["error"]["code"], -32602, "{response}");
-    // A line that is not JSON is dropped (no id to answer; the SDK avoids
-    // error storms), JSON that is not JSON-RPC is an invalid request, and
-    // the server goes on answering.
+    // A line cut short is a parse error answered with its id; a line that
+    // is not JSON and has no id is dropped (nothing to answer); JSON that is
+    // not JSON-RPC is an invalid request (id null); the server goes on.
     server.send_line("{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ");
+    let cut = server.read();
+    assert_eq!(cut["id"], 99, "{cut}");
+    assert_eq!(cut["error"]["code"], -32700, "{cut}");
+    server.send_line("not json at all");
     server.send_line("{\"hello\": 1}");
     let invalid = server.read();
+    assert_eq!(invalid["id"], Value::Null, "{invalid}");
     assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
     // Session state in _meta that does not parse is refused, not ignored.
     let response = server.request(
@@ -375,12 +380,41 @@ fn read_only_and_tools_hide_tools_and_refuse_their_calls() {
     assert_eq!(tree(ws.path()), before);
     drop(server);
 
-    // Both: only what is in the subset and read-only.
+    // Both: only what is in the subset and read-only; a model name
+    // (workspace_read_file) names its tool as the wire name does.
     let (mut server, _) = Server::initialized(
         ws.path(),
-        &["--tools", "workspace.read_file,apply_change", "--read-only"],
+        &["--tools", "workspace_read_file,apply_change", "--read-only"],
     );
     assert_eq!(server.tool_names(), ["workspace.read_file"]);
+    drop(server);
+
+    // --read-only serves exactly the tools that never write.
+    let (mut server, _) = Server::initialized(ws.path(), &["--read-only"]);
+    let readers: Vec<String> = catalog()
+        .iter()
+        .filter(|t| !t.writes)
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(
+        readers,
+        [
+            "workspace.read_file",
+            "get_patch_change",
+            "read_file",
+            "grep_file",
+            "call_chain"
+        ]
+    );
+    assert_eq!(server.tool_names(), readers);
+    let listed = server.request("tools/list", json!({}));
+    for tool in listed["result"]["tools"].as_array().expect("tools") {
+        assert!(
+            tool["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{tool}"
+        );
+        assert_eq!(tool["annotations"]["idempotentHint"], true, "{tool}");
+    }
 }
 
 fn names_in_catalog_order() -> Vec<String> {
@@ -724,4 +758,198 @@ fn check_over_mcp_reports_answers_that_are_not_results_as_errors() {
         assert_ne!(code, Some(0), "{mode}: {out}");
         assert!(out.contains(needle), "{mode}: {out}");
     }
+}
+
+/// A small deterministic generator (xorshift64*): the fuzz below is the
+/// same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One message carrying `id` (its JSON text) and broken in one of many
+/// ways, or a valid one; the id is always readable (before the point where
+/// the text stops being JSON, or anywhere when the text is JSON serde
+/// cannot type).
+fn malformed(rng: &mut Rng, id: &str) -> Vec<u8> {
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let wrap = |args: &str, rng: &mut Rng| -> String {
+        let tool =
+            ["apply_patch", "workspace.read_file", "grep_file", "nope"][rng.below(4) as usize];
+        let params = format!(r#"{{"name":"{tool}","arguments":{{"x":{args}}}}}"#);
+        // The id first, or last as JavaScript SDKs write it.
+        if rng.below(2) == 0 {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#)
+        } else {
+            format!(r#"{{"jsonrpc":"2.0","method":"tools/call","params":{params},"id":{id}}}"#)
+        }
+    };
+    match rng.below(12) {
+        0 => wrap(&deep(129 + rng.below(400) as usize), rng).into_bytes(),
+        1 => wrap(["1e400", "-1e999", "1E+500", "123456789e999"][rng.below(4) as usize], rng)
+            .into_bytes(),
+        2 => wrap(
+            [r#""\ud800""#, r#""\udfff""#, r#""a\ud83dz""#, r#"["\udc00"]"#][rng.below(4) as usize],
+            rng,
+        )
+        .into_bytes(),
+        3 => {
+            // Invalid UTF-8 inside a string.
+            let bad: &[u8] = [&b"\xff"[..], b"\xc3\x28", b"\xe2\x82", b"\xf0\x28\x8c\x28", b"\xed\xa0\x80"]
+                [rng.below(5) as usize];
+            let text = wrap(r#""@@""#, rng);
+            let at = text.find("@@").expect("the marker");
+            let mut bytes = text.as_bytes()[..at].to_vec();
+            bytes.extend_from_slice(bad);
+            bytes.extend_from_slice(&text.as_bytes()[at + 2..]);
+            bytes
+        }
+        4 => {
+            // Cut short anywhere after the id.
+            let text =
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"apply_patch","arguments":{{"patch":"x"}}}}}}"#);
+            let start = text.find(id).expect("the id") + id.len();
+            let cut = start + rng.below((text.len() - start - 1) as u64) as usize;
+            text.as_bytes()[..cut].to_vec()
+        }
+        5 => {
+            // A syntax error after the id.
+            let junk = [",}", "{,}", "[1,,2]", "tru", "\"unterminated", "01", "+1", "'s'", "NaN"]
+                [rng.below(9) as usize];
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{junk}}}"#)
+                .into_bytes()
+        }
+        6 => {
+            // JSON, but not a JSON-RPC message.
+            let body = [r#""method":5"#, r#""jsonrpc":"1.0","method":"ping""#, r#""result":1,"error":{}"#, r#""hello":1"#, r#""method":null"#]
+                [rng.below(5) as usize];
+            format!(r#"{{"id":{id},{body}}}"#).into_bytes()
+        }
+        7 => {
+            // Typed wrong: rmcp answers (-32602 or -32601).
+            let params = [r#""params":{"name":5}"#, r#""params":"x""#, r#""params":{"name":"apply_patch","arguments":[1]}"#]
+                [rng.below(3) as usize];
+            let method = ["tools/call", "no/such/method"][rng.below(2) as usize];
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}",{params}}}"#).into_bytes()
+        }
+        8 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).into_bytes(),
+        9 => {
+            // Nesting past 128 where serde stops reading, outside params.
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","_x":{}}}"#, deep(300)).into_bytes()
+        }
+        10 => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"workspace.read_file\",\"arguments\":{{\"path\":\"a.txt\"}}}}}}\r")
+            .into_bytes(),
+        _ => {
+            // Whitespace and a lone surrogate in the method.
+            format!("  {{ \"id\" : {id} , \"jsonrpc\":\"2.0\", \"method\":\"\\ud800\" }}  ").into_bytes()
+        }
+    }
+}
+
+/// Issue 39: every message that carries an id gets exactly one answer, over
+/// 10,000 malformed ones (and some valid ones between them).
+#[test]
+fn every_id_bearing_message_on_stdio_is_answered_exactly_once() {
+    const MESSAGES: u64 = 10_000;
+    let ws = workspace();
+    let (mut server, _) = Server::initialized(ws.path(), &[]);
+    let mut stdin = server.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let mut rng = Rng(0x39_39_39_39);
+        let mut expected = Vec::new();
+        for n in 0..MESSAGES {
+            let id = if n % 3 == 0 {
+                json!(format!("s-{n}"))
+            } else {
+                json!(1000 + n)
+            };
+            let mut line = malformed(&mut rng, &id.to_string());
+            line.push(b'\n');
+            stdin.write_all(&line).expect("write");
+            expected.push(id);
+        }
+        stdin.flush().expect("flush");
+        (expected, stdin)
+    });
+    let mut answers: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unexpected = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while answers.values().sum::<usize>() + unexpected.len() < MESSAGES as usize {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = server.lines.recv_timeout(left.min(Duration::from_secs(20))) else {
+            break;
+        };
+        let answer: Value = serde_json::from_str(&line).expect("an answer is JSON");
+        assert!(
+            answer.get("result").is_some() || answer["error"]["code"].is_i64(),
+            "{answer}"
+        );
+        match &answer["id"] {
+            Value::Null => unexpected.push(answer),
+            id => *answers.entry(id.to_string()).or_default() += 1,
+        }
+    }
+    let (expected, stdin) = writer.join().expect("the writer");
+    let unanswered: Vec<&Value> = expected
+        .iter()
+        .filter(|id| !answers.contains_key(&id.to_string()))
+        .collect();
+    let twice: Vec<_> = answers.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        unexpected.is_empty(),
+        "answers with id null: {unexpected:?}"
+    );
+    assert!(
+        unanswered.is_empty() && twice.is_empty(),
+        "{} of {MESSAGES} unanswered (first: {:?}); answered twice: {twice:?}",
+        unanswered.len(),
+        unanswered.first()
+    );
+    server.stdin = Some(stdin);
+    let response = server.call("workspace.read_file", json!({"path": "a.txt"}));
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    assert!(server.finish().success());
+}
+
+/// A line over the 16 MiB limit is answered with -32600 naming the limit,
+/// its id read from its start or (JavaScript SDKs write it last) its end.
+#[test]
+fn a_line_over_the_limit_is_answered_with_its_id() {
+    let ws = workspace();
+    let (mut server, _) = Server::initialized(ws.path(), &[]);
+    let content = "a".repeat(16 << 20);
+    for (id, line) in [
+        (
+            json!(41),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{{"name":"workspace_create_file","arguments":{{"path":"big.txt","content":"{content}"}}}}}}"#
+            ),
+        ),
+        (
+            json!("last"),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"workspace_create_file","arguments":{{"path":"big.txt","content":"{content}"}}}},"id":"last"}}"#
+            ),
+        ),
+    ] {
+        server.send_line(&line);
+        let answer = server.read();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        let message = answer["error"]["message"].as_str().expect("a message");
+        assert!(message.contains("16777216"), "{message}");
+    }
+    assert!(!ws.path().join("big.txt").exists());
+    let response = server.call("workspace.read_file", json!({"path": "a.txt"}));
+    assert_eq!(response["result"]["isError"], false, "{response}");
 }

@@ -42,7 +42,7 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 
 use crate::catalog::{render, Format};
@@ -50,6 +50,13 @@ use crate::diagnosis_text::human_diagnosis;
 use crate::error::Error;
 use crate::protocol::SessionMsg;
 use crate::transport::inprocess::{run_engine, PRIVATE_PATHS};
+
+pub mod framing;
+pub mod http;
+pub mod stdio;
+
+pub use http::{serve_http, HttpOptions};
+pub use stdio::serve_stdio;
 
 /// The `_meta` key of a `tools/call` request that carries the executor
 /// protocol's session state (`{"activeFiles": {...}, "limits": {...}}`, the
@@ -71,7 +78,7 @@ pub const ENGINE_MICROS_META_KEY: &str = "dev.patchspec/engineMicros";
 pub struct ServerOptions {
     /// The workspace every path is relative to.
     pub root: PathBuf,
-    /// Only these tools (by wire name); `None`: every tool of the catalog.
+    /// Only these tools (by wire or model name); `None`: every tool of the catalog.
     pub tools: Option<Vec<String>>,
     /// Only the tools that never write.
     pub read_only: bool,
@@ -87,25 +94,28 @@ pub struct ServerOptions {
 /// on the first `tools/list`.
 pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<&'static str>, String> {
     let registry = patchspec_engine::tools::REGISTRY;
-    if let Some(names) = &options.tools {
-        for name in names {
-            if !registry.iter().any(|t| t.name == name) {
-                let known: Vec<&str> = registry.iter().map(|t| t.name).collect();
-                return Err(format!(
-                    "--tools: unknown tool {name:?} (the catalog has: {})",
-                    known.join(", ")
-                ));
-            }
-        }
-    }
+    // A name may be given as the wire name or the model name
+    // (`workspace_read_file`), as `patchspec catalog --tools` takes it.
+    let wanted: Option<Vec<&'static str>> = match &options.tools {
+        None => None,
+        Some(names) => Some(
+            names
+                .iter()
+                .map(|name| {
+                    crate::catalog::wire_name(name).ok_or_else(|| {
+                        let known: Vec<&str> = registry.iter().map(|t| t.name).collect();
+                        format!(
+                            "--tools: unknown tool {name:?} (the catalog has: {})",
+                            known.join(", ")
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    };
     Ok(registry
         .iter()
-        .filter(|t| {
-            options
-                .tools
-                .as_ref()
-                .is_none_or(|names| names.iter().any(|n| n == t.name))
-        })
+        .filter(|t| wanted.as_ref().is_none_or(|names| names.contains(&t.name)))
         .filter(|t| !(options.read_only && t.writes))
         .map(|t| t.name)
         .collect())
@@ -281,88 +291,16 @@ impl ServerHandler for EngineServer {
 /// one client); the engine calls run on its blocking pool, in parallel.
 /// Cheaper to start than a multi-thread runtime, which matters to a
 /// server started per call.
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io(format!("cannot start the async runtime: {e}")))
 }
 
-/// Serve `server` over stdin/stdout until the client closes stdin.
-pub fn serve_stdio(server: EngineServer) -> Result<(), Error> {
-    let rt = runtime()?;
-    rt.block_on(async move {
-        // Inside the runtime (stdio_pipes needs its I/O driver): when the
-        // client gave us pipes, as MCP clients do, reads and writes run on
-        // the reactor instead of a blocking thread per message.
-        let running = server
-            .serve(rmcp::transport::io::stdio_pipes())
-            .await
-            .map_err(|e| Error::io(format!("MCP over stdio: {e}")))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| Error::io(format!("MCP over stdio: {e}")))?;
-        Ok(())
-    })
-    // Dropping the runtime waits for engine calls still running.
-}
-
 /// Is `addr` one only this machine can reach?
 pub fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
-}
-
-/// Serve `server` over Streamable HTTP at `http://ADDR/mcp` until killed.
-/// `ready` is called with the bound address (port 0 picks one) once the
-/// server accepts connections.
-pub fn serve_http(
-    server: EngineServer,
-    addr: SocketAddr,
-    ready: impl FnOnce(SocketAddr),
-) -> Result<(), Error> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let rt = runtime()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| Error::io(format!("cannot listen on {addr}: {e}")))?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| Error::io(format!("cannot listen on {addr}: {e}")))?;
-        let mut config = StreamableHttpServerConfig::default();
-        if !is_loopback(&bound) {
-            // The user named a non-loopback address on purpose: accept the
-            // Host header they will use (rmcp's default accepts loopback names only).
-            config.allowed_hosts.push(bound.ip().to_string());
-            config.allowed_hosts.push(bound.to_string());
-        }
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        ready(bound);
-        loop {
-            let (stream, _) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                // A transient accept failure (out of descriptors) must not
-                // end the server.
-                Err(_) => continue,
-            };
-            let service = service.clone();
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let service = hyper_util::service::TowerToHyperService::new(service);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .await;
-            });
-        }
-    })
 }
 
 #[cfg(test)]
@@ -393,6 +331,9 @@ mod tests {
         assert_eq!(subset, ["apply_patch", "call_chain"]);
         let both = exposed_tools(&options(Some(&["call_chain", "apply_patch"]), true)).unwrap();
         assert_eq!(both, ["call_chain"]);
+        // The model name of a tool names it too.
+        let by_model = exposed_tools(&options(Some(&["workspace_read_file"]), false)).unwrap();
+        assert_eq!(by_model, ["workspace.read_file"]);
         let err = exposed_tools(&options(Some(&["apply_patch", "rm"]), false)).unwrap_err();
         assert!(err.contains("unknown tool \"rm\""), "{err}");
     }

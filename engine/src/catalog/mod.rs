@@ -53,8 +53,12 @@ pub struct ToolDefinition {
     pub description: String,
     /// Where the tool executes, per its spec.
     pub side: Side,
+    /// A short human-readable name (MCP's `title`).
+    pub title: &'static str,
     /// True when the tool may change the workspace.
     pub writes: bool,
+    /// True when a second call with the same arguments changes nothing more.
+    pub idempotent: bool,
     /// JSON Schema (draft 2020-12) of the params object.
     pub params_schema: Value,
     /// JSON Schema (draft 2020-12) of the result document, success and failure alike.
@@ -72,13 +76,137 @@ pub fn definition(name: &str) -> Option<ToolDefinition> {
 }
 
 fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
+    let mut params_schema = (entry.params_schema)().to_value();
+    optional_members_without_null(&mut params_schema);
     ToolDefinition {
         name: entry.name,
         description: entry.description.trim_end().to_string(),
         side: entry.side,
+        title: entry.title,
         writes: entry.writes,
-        params_schema: (entry.params_schema)().to_value(),
+        idempotent: entry.idempotent,
+        params_schema,
         result_schema: (entry.result_schema)().to_value(),
+    }
+}
+
+/// The `format` values JSON Schema 2020-12 defines (the format vocabulary);
+/// schemars adds its own (`uint`, `uint64`, `int32`, `double`...), which
+/// validators report as unknown on every schema they compile.
+pub const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Remove every `format` that is not one of [`STANDARD_FORMATS`]. An
+/// unsigned one (`uint…`) says "not negative": it becomes `minimum: 0`
+/// unless the schema has a minimum already.
+fn standard_formats_only(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let format = map.get("format").and_then(Value::as_str).map(str::to_owned);
+            if let Some(format) = format.filter(|f| !STANDARD_FORMATS.contains(&f.as_str())) {
+                map.remove("format");
+                if format.starts_with("uint") && !map.contains_key("minimum") {
+                    map.insert("minimum".into(), 0.into());
+                }
+            }
+            map.values_mut().for_each(standard_formats_only);
+        }
+        Value::Array(items) => items.iter_mut().for_each(standard_formats_only),
+        _ => {}
+    }
+}
+
+/// A params schema's optional members typed without `null`: a member a
+/// call may leave out is `"type": "integer"`, not `["integer", "null"]`,
+/// so a generic client (a form that types each field) sends `5` rather
+/// than the string `"5"`. The parsers still take `null` as absent; the
+/// schema describes what to send. A member whose only type is `null` (a
+/// field another variant uses) keeps it.
+fn optional_members_without_null(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                for (name, member) in properties.iter_mut() {
+                    if !required.contains(name) {
+                        drop_null(member);
+                    }
+                }
+            }
+            map.values_mut().for_each(optional_members_without_null);
+        }
+        Value::Array(items) => items.iter_mut().for_each(optional_members_without_null),
+        _ => {}
+    }
+}
+
+/// Take `null` out of one member's schema (its `type` list, an `anyOf`
+/// branch `{"type": "null"}`, its `enum`), unless `null` is all it allows.
+fn drop_null(member: &mut Value) {
+    let Some(map) = member.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        if types.len() > 1 {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                let only = types.remove(0);
+                map.insert("type".into(), only);
+            }
+        }
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        if values.len() > 1 {
+            values.retain(|v| !v.is_null());
+        }
+    }
+    let is_null = |b: &Value| {
+        b.get("type").is_some_and(|t| t == "null") && b.as_object().is_some_and(|o| o.len() == 1)
+    };
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        if branches.len() > 1 && branches.iter().any(is_null) {
+            branches.retain(|b| !is_null(b));
+            if branches.len() == 1 {
+                // One branch left: the member is that branch (its own
+                // description yields to the member's).
+                if let Some(Value::Object(branch)) = branches.pop() {
+                    map.remove("anyOf");
+                    for (k, v) in branch {
+                        if !(k == "description" && map.contains_key("description")) {
+                            map.insert(k, v);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -90,6 +218,10 @@ fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
 /// The root's description is dropped (the type's doc comment is written for
 /// Rust readers; the tool's catalog description is the text for a model);
 /// descriptions deeper down are the fields' doc comments, unwrapped.
+///
+/// Only JSON Schema's standard formats ([`STANDARD_FORMATS`]): schemars'
+/// own (`uint`, `uint64`) are removed, an unsigned one leaving
+/// `minimum: 0`.
 ///
 /// A document that is one of several shapes (success or failure) is an
 /// `anyOf` of object schemas; it also gets `"type": "object"` at the top,
@@ -108,6 +240,7 @@ pub fn schema_of<T: JsonSchema>() -> Schema {
     schema.remove("description");
     if let Some(root) = schema.as_object_mut() {
         unwrap_members(root);
+        root.values_mut().for_each(standard_formats_only);
     }
     schema
 }
@@ -171,6 +304,15 @@ mod tests {
                     "{}: a $ref left in",
                     tool.name
                 );
+                let mut formats = Vec::new();
+                collect_formats(schema, &mut formats);
+                assert!(
+                    formats
+                        .iter()
+                        .all(|f| STANDARD_FORMATS.contains(&f.as_str())),
+                    "{}: non-standard formats {formats:?}",
+                    tool.name
+                );
                 assert!(
                     !schema.to_string().contains("[`"),
                     "{}: a rustdoc link in a description",
@@ -189,6 +331,42 @@ mod tests {
             }
         }
         assert_eq!(definition("no_such_tool"), None);
+    }
+
+    fn collect_formats(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(f)) = map.get("format") {
+                    out.push(f.clone());
+                }
+                map.values().for_each(|v| collect_formats(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect_formats(v, out)),
+            _ => {}
+        }
+    }
+
+    /// Optional params are typed without `null`; `uint` became `minimum`.
+    #[test]
+    fn optional_params_are_typed_without_null() {
+        let read = definition("workspace.read_file").expect("the tool");
+        let max_bytes = &read.params_schema["properties"]["maxBytes"];
+        assert_eq!(max_bytes["type"], "integer", "{max_bytes}");
+        assert_eq!(max_bytes["minimum"], 1, "{max_bytes}");
+        let chain = definition("call_chain").expect("the tool");
+        let direction = &chain.params_schema["properties"]["direction"];
+        assert!(direction.get("anyOf").is_none(), "{direction}");
+        assert!(direction["oneOf"].is_array(), "{direction}");
+        assert_eq!(
+            chain.params_schema["properties"]["includeSource"]["type"],
+            "boolean"
+        );
+        let mut unsigned = serde_json::json!({"type": "integer", "format": "uint64"});
+        standard_formats_only(&mut unsigned);
+        assert_eq!(
+            unsigned,
+            serde_json::json!({"type": "integer", "minimum": 0})
+        );
     }
 
     fn descriptions<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
@@ -267,6 +445,15 @@ mod tests {
         );
         for t in catalog() {
             assert_eq!(t.writes, crate::tools::writes(t.name), "{}", t.name);
+            // A tool that never writes cannot change anything the second time.
+            assert!(t.writes || t.idempotent, "{}", t.name);
+            assert!(!t.title.is_empty() && t.title.len() <= 40, "{}", t.name);
         }
+        let idempotent_writers: Vec<&str> = catalog()
+            .iter()
+            .filter(|t| t.writes && t.idempotent)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(idempotent_writers, ["workspace_create_file"]);
     }
 }

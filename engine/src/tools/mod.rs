@@ -100,6 +100,13 @@ pub struct ToolEntry {
     pub name: &'static str,
     /// What the tool does, in one line.
     pub summary: &'static str,
+    /// A short human-readable name (MCP's `title`: what a client's UI shows).
+    pub title: &'static str,
+    /// True when a second call with the same arguments changes nothing more
+    /// (MCP's `idempotentHint`): every reading tool, and
+    /// `workspace_create_file` (the same content again, or `file_exists`).
+    /// An edit is not: applied again, it may apply again or be refused.
+    pub idempotent: bool,
     /// True when the tool may write: dispatch opens its workspace with the
     /// writer lock ([`open_for_writing`]).
     pub writes: bool,
@@ -129,6 +136,8 @@ macro_rules! description {
 pub const REGISTRY: &[ToolEntry] = &[
     ToolEntry {
         name: "apply_patch",
+        title: "Apply a patch",
+        idempotent: false,
         summary: "apply an apply_patch envelope (add, delete, update, move files) atomically",
         writes: true,
         run: apply_patch::run_with,
@@ -139,6 +148,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     },
     ToolEntry {
         name: "workspace_write_patch",
+        title: "Write line-numbered changes",
+        idempotent: false,
         summary: "apply a batch of line-numbered changes, checked against each file's SHA-256",
         writes: true,
         run: write_patch::run_with,
@@ -149,6 +160,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     },
     ToolEntry {
         name: "workspace_create_file",
+        title: "Create a file",
+        idempotent: true,
         summary: "create a text file (or replace one when overwrite is true), atomically",
         writes: true,
         run: create_file::run_with,
@@ -159,6 +172,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     },
     ToolEntry {
         name: "workspace.read_file",
+        title: "Read a workspace file",
+        idempotent: true,
         summary: "read a file by its DocPath, with ActiveFiles precedence",
         writes: false,
         run: read_file::run_with,
@@ -169,6 +184,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     },
     ToolEntry {
         name: "get_patch_change",
+        title: "Get a stored patch or change",
+        idempotent: true,
         summary: "a stored workspace_write_patch batch, file patch or change by ID, with its unified diff",
         writes: false,
         run: get_patch_change::run_with,
@@ -180,6 +197,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     #[cfg(feature = "ide")]
     ToolEntry {
         name: "read_file",
+        title: "Read a file (IDE)",
+        idempotent: true,
         summary: "IDE: a file's text, whole or a window of lines",
         writes: false,
         run: ide::run_with::<ide::read_file::IdeReadFile>,
@@ -191,6 +210,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     #[cfg(feature = "ide")]
     ToolEntry {
         name: "grep_file",
+        title: "Search a file (IDE)",
+        idempotent: true,
         summary:
             "IDE: the lines of a file, a directory or the workspace matching a literal or regex",
         writes: false,
@@ -203,6 +224,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     #[cfg(feature = "ide")]
     ToolEntry {
         name: "apply_change",
+        title: "Apply a search/replace edit (IDE)",
+        idempotent: false,
         summary: "IDE: one SEARCH/REPLACE edit of one file, or the creation of a file",
         writes: true,
         run: ide::run_with::<apply_change::ApplyChange>,
@@ -214,6 +237,8 @@ pub const REGISTRY: &[ToolEntry] = &[
     #[cfg(feature = "ide")]
     ToolEntry {
         name: "call_chain",
+        title: "Java call chain (IDE)",
+        idempotent: true,
         summary: "IDE: who calls a Java method and what it calls, to a given depth",
         writes: false,
         run: ide::run_with::<call_chain::CallChain>,
