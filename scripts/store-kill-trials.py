@@ -127,7 +127,11 @@ def main():
         state = "pre" if now == pre else "post" if now == post else "mixed"
         db = sqlite3.connect(store)
         rows = db.execute("SELECT success, result FROM calls ORDER BY id").fetchall()
-        pending = db.execute("SELECT count(*) FROM pending_commits").fetchone()[0]
+        try:
+            pending = db.execute("SELECT count(*) FROM pending_commits").fetchone()[0]
+        except sqlite3.OperationalError:
+            pending = 0  # a store of an engine before schema 3: no pending commits to leave
+
         integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
         db.close()
         killed_rows = rows[:-1]

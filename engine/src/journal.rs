@@ -381,6 +381,28 @@ fn is_sibling_temp(path: &str, temp: &str) -> bool {
 /// again); what is foreign never makes recovery fail.
 pub fn recover(fs: &dyn Fs) -> io::Result<Recovery> {
     let mut done = Recovery::default();
+    // The committer journals only inside a real `.patchspec` folder (it
+    // never writes through a symlink there): behind anything else nothing
+    // can be the engine's, and nothing there is touched.
+    match fs.kind(PRIVATE_DIR) {
+        Ok(None | Some(EntryKind::Dir)) => {}
+        Ok(Some(kind)) => {
+            done.foreign.push(Foreign {
+                path: PRIVATE_DIR.into(),
+                reason: format!(
+                    "is a {kind:?}, not the engine's folder: the engine cannot journal here"
+                ),
+            });
+            return Ok(done);
+        }
+        Err(e) => {
+            done.foreign.push(Foreign {
+                path: PRIVATE_DIR.into(),
+                reason: format!("cannot be read: {e}"),
+            });
+            return Ok(done);
+        }
+    }
     let entries = match fs.kind(TXN_DIR) {
         Ok(Some(EntryKind::Dir)) => match fs.list_dir(TXN_DIR) {
             Ok(entries) => entries,
@@ -475,13 +497,14 @@ pub const MAX_DISCARDED_ENTRIES: usize = 1 << 20;
 
 /// Remove what [`recover`] reported as foreign (`patchspec recover
 /// --discard`): the folder and everything in it, symlinks removed and never
-/// followed; a non-folder entry of `.patchspec/txn`, or `.patchspec/txn`
-/// itself when it is not a folder. Returns how many entries were removed.
+/// followed; a non-folder entry of `.patchspec/txn`, or `.patchspec/txn` or
+/// `.patchspec` itself when it is not a folder (a symlink is removed, not
+/// what it points at). Returns how many entries were removed.
 pub fn discard_foreign(fs: &dyn Fs, foreign: &Foreign) -> io::Result<usize> {
     let mut removed = 0;
     match fs.kind(&foreign.path)? {
         None => Ok(0),
-        Some(EntryKind::Dir) if foreign.path != TXN_DIR => {
+        Some(EntryKind::Dir) if foreign.path != TXN_DIR && foreign.path != PRIVATE_DIR => {
             remove_tree(fs, &foreign.path, &mut removed)?;
             Ok(removed)
         }

@@ -337,6 +337,16 @@ fn nothing_planted_bricks_the_workspace() {
             std::fs::create_dir_all(r.join(".patchspec")).unwrap();
             std::os::unix::fs::symlink("/tmp", r.join(journal::TXN_DIR)).unwrap();
         }),
+        (".patchspec a file", |r| {
+            std::fs::write(r.join(".patchspec"), "x").unwrap();
+        }),
+        (".patchspec a symlink leading out", |r| {
+            std::os::unix::fs::symlink("/tmp", r.join(".patchspec")).unwrap();
+        }),
+        (".patchspec a symlink to a folder of the user's", |r| {
+            std::fs::create_dir_all(r.join("inner/txn")).unwrap();
+            std::os::unix::fs::symlink("inner", r.join(".patchspec")).unwrap();
+        }),
         ("a file in txn", |r| {
             std::fs::create_dir_all(r.join(journal::TXN_DIR)).unwrap();
             std::fs::write(r.join(journal::TXN_DIR).join("stray"), "x").unwrap();
@@ -365,6 +375,12 @@ fn nothing_planted_bricks_the_workspace() {
             root,
         );
         let wrote = out.success;
+        if root.join("inner").exists() {
+            assert!(
+                root.join("inner/txn").is_dir(),
+                "{what}: the user's inner/txn was removed"
+            );
+        }
         let done = workspace::recover(root, true);
         assert!(done.is_ok(), "{what}: {done:?}");
         if !wrote {
