@@ -730,6 +730,65 @@ impl Fs for FaultFs<'_> {
     }
 }
 
+/// A borrowed filesystem is one too: a test hands a tool (which takes a
+/// `Box<dyn Fs>`) a [`FaultFs`] it keeps, as `Box::new(&fault_fs)`.
+impl<T: Fs + ?Sized> Fs for &T {
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        (**self).read(path)
+    }
+    fn read_hashed(&self, path: &str) -> io::Result<(Vec<u8>, String)> {
+        (**self).read_hashed(path)
+    }
+    fn kind(&self, path: &str) -> io::Result<Option<EntryKind>> {
+        (**self).kind(path)
+    }
+    fn read_link(&self, path: &str) -> io::Result<PathBuf> {
+        (**self).read_link(path)
+    }
+    fn list_dir(&self, path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+        (**self).list_dir(path)
+    }
+    fn mode(&self, path: &str) -> io::Result<u32> {
+        (**self).mode(path)
+    }
+    fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        (**self).write_new(path, bytes, mode)
+    }
+    fn write_new_parts(&self, path: &str, parts: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+        (**self).write_new_parts(path, parts, mode)
+    }
+    fn hard_link(&self, original: &str, link: &str) -> io::Result<()> {
+        (**self).hard_link(original, link)
+    }
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        (**self).rename(from, to)
+    }
+    fn remove_file(&self, path: &str) -> io::Result<()> {
+        (**self).remove_file(path)
+    }
+    fn create_dir(&self, path: &str) -> io::Result<()> {
+        (**self).create_dir(path)
+    }
+    fn remove_dir(&self, path: &str) -> io::Result<()> {
+        (**self).remove_dir(path)
+    }
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        (**self).sync_dir(path)
+    }
+    fn read_at_most(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+        (**self).read_at_most(path, limit)
+    }
+    fn identity(&self, path: &str) -> io::Result<Option<(u64, u64)>> {
+        (**self).identity(path)
+    }
+    fn seal(&self) -> Option<&crate::seal::Seal> {
+        (**self).seal()
+    }
+    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+        (**self).recorder()
+    }
+}
+
 /// A folder of a workspace seen as a workspace of its own: every path is
 /// taken relative to `prefix`, and the seal is that of the nested root
 /// ([`crate::seal::Seal::nested`]). A writer uses it to recover the journal

@@ -17,6 +17,9 @@ use patchspec_engine::fs::{FaultFs, Fs, RealFs};
 use patchspec_engine::journal;
 use serde_json::{json, Value};
 
+mod common;
+use common::every_entry;
+
 /// Every visible file (the engine's `.patchspec/` left out), with its bytes.
 fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
@@ -127,34 +130,6 @@ fn any_read(i: usize) -> (&'static str, Value) {
     all[i % all.len()].clone()
 }
 
-/// Every entry under `root`, the engine's private folder included: kind,
-/// bytes, link target.
-fn every_entry(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let p = e.path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            let ft = e.file_type().unwrap();
-            if ft.is_dir() {
-                out.insert(format!("{rel}/"), Vec::new());
-                walk(root, &p, out);
-            } else if ft.is_symlink() {
-                let target = std::fs::read_link(&p).unwrap();
-                out.insert(
-                    format!("{rel}@"),
-                    target.to_string_lossy().into_owned().into_bytes(),
-                );
-            } else {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
 fn run(tool: &str, params: &Value, root: &Path, fs: Option<&dyn Fs>) -> ToolOutcome {
     let session = Session::default();
     let call_ = ToolCall {
@@ -166,60 +141,9 @@ fn run(tool: &str, params: &Value, root: &Path, fs: Option<&dyn Fs>) -> ToolOutc
     match fs {
         None => call(&call_),
         Some(fs) => {
-            let open = |_: &Path| -> std::io::Result<Box<dyn Fs + '_>> { Ok(Box::new(Wrap(fs))) };
+            let open = |_: &Path| -> std::io::Result<Box<dyn Fs + '_>> { Ok(Box::new(fs)) };
             call_with(&call_, &open)
         }
-    }
-}
-
-/// A borrowed [`Fs`] as a boxed one.
-struct Wrap<'a>(&'a dyn Fs);
-
-impl Fs for Wrap<'_> {
-    fn read(&self, p: &str) -> std::io::Result<Vec<u8>> {
-        self.0.read(p)
-    }
-    fn kind(&self, p: &str) -> std::io::Result<Option<patchspec_engine::fs::EntryKind>> {
-        self.0.kind(p)
-    }
-    fn read_link(&self, p: &str) -> std::io::Result<std::path::PathBuf> {
-        self.0.read_link(p)
-    }
-    fn list_dir(&self, p: &str) -> std::io::Result<Vec<(String, patchspec_engine::fs::EntryKind)>> {
-        self.0.list_dir(p)
-    }
-    fn mode(&self, p: &str) -> std::io::Result<u32> {
-        self.0.mode(p)
-    }
-    fn write_new(&self, p: &str, b: &[u8], m: Option<u32>) -> std::io::Result<()> {
-        self.0.write_new(p, b, m)
-    }
-    fn hard_link(&self, o: &str, l: &str) -> std::io::Result<()> {
-        self.0.hard_link(o, l)
-    }
-    fn rename(&self, f: &str, t: &str) -> std::io::Result<()> {
-        self.0.rename(f, t)
-    }
-    fn remove_file(&self, p: &str) -> std::io::Result<()> {
-        self.0.remove_file(p)
-    }
-    fn create_dir(&self, p: &str) -> std::io::Result<()> {
-        self.0.create_dir(p)
-    }
-    fn remove_dir(&self, p: &str) -> std::io::Result<()> {
-        self.0.remove_dir(p)
-    }
-    fn sync_dir(&self, p: &str) -> std::io::Result<()> {
-        self.0.sync_dir(p)
-    }
-    fn read_at_most(&self, p: &str, limit: u64) -> std::io::Result<Vec<u8>> {
-        self.0.read_at_most(p, limit)
-    }
-    fn identity(&self, p: &str) -> std::io::Result<Option<(u64, u64)>> {
-        self.0.identity(p)
-    }
-    fn seal(&self) -> Option<&patchspec_engine::seal::Seal> {
-        self.0.seal()
     }
 }
 
