@@ -292,19 +292,16 @@ fn run_with(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) -> Tool
     // lstat when the workspace is clean); a failure here is not reported
     // here: the tool's own open recovers again and reports it in the
     // tool's vocabulary.
-    if crate::tools::writes(call.tool_name) {
-        if let Ok(fs) = crate::fs::RealFs::open(call.workspace_root) {
-            if crate::journal::pending(&fs).unwrap_or(false) {
-                drop(fs);
-                let _ = crate::workspace::open_for_writing(call.workspace_root);
-            }
+    if !crate::tools::writes(call.tool_name) {
+        return call_with(call, &crate::tools::open_real);
+    }
+    if let Ok(fs) = crate::fs::RealFs::open(call.workspace_root) {
+        if crate::journal::pending(&fs).unwrap_or(false) {
+            drop(fs);
+            let _ = crate::workspace::open_for_writing(call.workspace_root);
         }
     }
-    if crate::tools::writes(call.tool_name) {
-        call_with(call, open_writer)
-    } else {
-        call_with(call, &crate::tools::open_real)
-    }
+    call_with(call, open_writer)
 }
 
 /// [`call`], opening the workspace with `open` instead of the real

@@ -199,8 +199,8 @@ impl Seal {
     }
 
     /// A seal with a given key and root, for tests.
-    #[doc(hidden)]
-    pub fn with_key(key: [u8; KEY_LEN], root: &str) -> Seal {
+    #[cfg(test)]
+    fn with_key(key: [u8; KEY_LEN], root: &str) -> Seal {
         Seal {
             key: Arc::new(key),
             root: root.to_string(),
