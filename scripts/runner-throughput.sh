@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Corpus throughput of the runner per transport (docs/performance.md,
-# "Where the remaining time goes"): the whole embedded corpus against the reference
+# "Runner throughput"): the whole embedded corpus against the reference
 # engine in-process, `patchspec exec` over oneshot and `patchspec exec
 # --session` over session, each run ROUNDS times (default 5), interleaved;
 # prints the median wall time and cases/s of each, and the CPU time
