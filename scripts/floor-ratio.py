@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Whole-process apply time against the I/O floor (docs/performance.md,
-"At the floor, second round"), measured the way issue 21 states its target:
+"The floor"), measured the way issue 21 states its target:
 in one run, interleaved, a `sync` before each process, medians.
 
     scripts/floor-ratio.py CASE_DIR ROUNDS NAME=BIN [NAME=BIN ...]

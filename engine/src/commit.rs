@@ -394,7 +394,7 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
     // large file's bytes, its pre-image) is freed on a second thread while
     // the clean-up unlinks the pre-images: both are the kernel giving back
     // memory or blocks, about 9 and 25 ms for a 100 MB file
-    // (docs/performance.md, "Sixth round").
+    // (docs/performance.md, "Where the remaining time goes").
     // A borrowed list frees nothing when dropped: no thread for it.
     if std::mem::needs_drop::<C>() && held_bytes(list) >= FREE_BESIDE_CLEAN_UP {
         parallel::join(move || drop(changes), clean_up);

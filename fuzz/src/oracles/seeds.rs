@@ -154,7 +154,7 @@ fn hand_written() -> Seeds {
 /// 30,000-character line, a 2,006-line hunk, a 20,000-character added line,
 /// a 145-line move) made that 30 KB, so any mutation could be 30 KB long,
 /// and the target ran at two thirds of its speed for it (docs/fuzzing.md,
-/// "Throughput, seventh round"). The parser does the same work for each
+/// "Throughput"). The parser does the same work for each
 /// line whatever its length, and every corner of its grammar fits in a few
 /// lines, so a long envelope gives it length, not structure. The other targets keep their
 /// long seeds: there a file's size and its line lengths reach paths of the
@@ -173,7 +173,7 @@ pub const ENVELOPE_PARSE_SEED_MAX_LEN: usize = 4096;
 /// 12 ms an execution under the fuzzer, a hundred average ones, and every
 /// mutation of it costs the same. With it among the seeds `envelope_apply`
 /// ran at 7,000-7,600 exec/s, without it at 9,800-11,100 (docs/fuzzing.md,
-/// "Throughput, seventh round"). What such a case pins is a cost bound,
+/// "Throughput"). What such a case pins is a cost bound,
 /// which the fuzzer does not judge; the corpus case and the replay test
 /// hold it. The next widest seed has 19 entries.
 pub const WORKSPACE_SEED_MAX_ENTRIES: usize = 64;

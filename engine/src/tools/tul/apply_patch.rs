@@ -961,7 +961,7 @@ impl Planner<'_> {
         // Many hunks are made ready beside the read: the read and its hash
         // keep both cores busy, but not without gaps, and this fills them
         // instead of running after the read on one core (about 4 ms for
-        // 10,000 hunks; docs/performance.md, "Sixth round").
+        // 10,000 hunks; docs/performance.md, "Where the remaining time goes").
         let (matcher, read) = if Matcher::old_lines(hunks) >= MATCHER_BESIDE_READ {
             crate::parallel::join(|| Matcher::new(hunks), read)
         } else {
