@@ -1,0 +1,470 @@
+//! Power cuts at every step of every writing tool's commit, and of crash
+//! recovery itself, under the durability model of `power_cut/model.rs`
+//! (docs/clarifications.md, C-commit-power-loss).
+//!
+//! For each commit shape the tool runs once per step, the power going at
+//! that step; every disk image the model lets that cut leave (all of them
+//! when there are at most [`states_per_cut`] ways, else that many drawn
+//! with a fixed seed) is then recovered as the next writer would
+//! ([`journal::recover`]) and must be exactly the pre-state or exactly the
+//! post-state — the post-state whenever the call had reported success —
+//! with no temp file, no journal, nothing foreign, and the trash holding
+//! exactly the post-state's deleted files or nothing. The same call sent
+//! again must then succeed (reaching the post-state) or be refused with
+//! nothing changed. The counts of distinct crash states are printed
+//! (`cargo test -p patchspec-engine --test power_cut -- --nocapture`);
+//! `PATCHSPEC_POWER_CUT_STATES=N` raises the states tried per cut (the
+//! larger sweep of `scripts/power-cut-sweep.sh`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use patchspec_engine::commit::is_temp_name;
+use patchspec_engine::dispatch::{call_with, Session, ToolCall, ToolOutcome};
+use patchspec_engine::fs::Fs;
+use patchspec_engine::journal;
+use patchspec_engine::seal::Seal;
+use serde_json::{json, Value};
+
+#[path = "power_cut/model.rs"]
+mod model;
+use model::{Image, PowerCutFs};
+
+/// Crash states tried per cut: all of them up to this many ways to choose.
+fn states_per_cut() -> usize {
+    std::env::var("PATCHSPEC_POWER_CUT_STATES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024)
+}
+
+/// The workspace every shape starts from.
+fn initial() -> Image {
+    Image::with_files(&[
+        ("a.txt", b"a\n".as_slice()),
+        ("gone.txt", b"bye\n"),
+        ("from.txt", b"move me\n"),
+        ("p/A.java", b"package p;\nclass A {}\n"),
+        ("w/1.txt", b"one\n"),
+        ("w/2.txt", b"two\n"),
+        ("w/3.txt", b"three\n"),
+        ("w/4.txt", b"four\n"),
+    ])
+}
+
+/// One commit shape: a writing tool's call.
+struct Shape {
+    name: &'static str,
+    tool: &'static str,
+    params: Value,
+}
+
+fn envelope(body: &str) -> Value {
+    json!({"patch": format!("*** Begin Patch\n{body}*** End Patch\n")})
+}
+
+fn shapes() -> Vec<Shape> {
+    let mut all = vec![
+        Shape {
+            name: "apply_patch update",
+            tool: "apply_patch",
+            params: envelope("*** Update File: a.txt\n@@\n-a\n+b\n"),
+        },
+        Shape {
+            name: "apply_patch add",
+            tool: "apply_patch",
+            params: envelope("*** Add File: new.txt\n+new\n"),
+        },
+        Shape {
+            name: "apply_patch delete",
+            tool: "apply_patch",
+            params: envelope("*** Delete File: gone.txt\n"),
+        },
+        Shape {
+            name: "apply_patch move",
+            tool: "apply_patch",
+            params: envelope(
+                "*** Update File: from.txt\n*** Move to: p/to.txt\n@@\n-move me\n+moved\n",
+            ),
+        },
+        Shape {
+            name: "apply_patch multi-file",
+            tool: "apply_patch",
+            params: envelope(
+                "*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: gone.txt\n\
+                 *** Update File: from.txt\n*** Move to: p/to.txt\n@@\n-move me\n+moved\n\
+                 *** Add File: new.txt\n+new\n",
+            ),
+        },
+        Shape {
+            name: "apply_patch ten files",
+            tool: "apply_patch",
+            params: envelope(
+                "*** Update File: a.txt\n@@\n-a\n+b\n*** Update File: w/1.txt\n@@\n-one\n+1\n\
+                 *** Delete File: gone.txt\n*** Delete File: w/2.txt\n\
+                 *** Update File: from.txt\n*** Move to: p/to.txt\n@@\n-move me\n+moved\n\
+                 *** Update File: w/3.txt\n*** Move to: three.txt\n@@\n-three\n+3\n\
+                 *** Add File: new.txt\n+new\n*** Add File: p/new.txt\n+p\n\
+                 *** Add File: w/new.txt\n+w\n*** Update File: w/4.txt\n@@\n-four\n+4\n",
+            ),
+        },
+        Shape {
+            name: "workspace_write_patch",
+            tool: "workspace_write_patch",
+            params: json!({"files": [{
+                "docPath": "a.txt",
+                "originalSha256": patchspec_engine::hash::sha256_hex(b"a\n"),
+                "changes": [{"operation": "replace", "startLine": 1, "endLine": 1, "expectedOriginalLines": ["a"], "newLines": ["b"]}]
+            }, {
+                "docPath": "gone.txt",
+                "originalSha256": patchspec_engine::hash::sha256_hex(b"bye\n"),
+                "changes": [{"operation": "insert", "afterLine": 1, "newLines": ["more"]}]
+            }]}),
+        },
+        Shape {
+            name: "workspace_create_file",
+            tool: "workspace_create_file",
+            params: json!({"path": "n/e/w.txt", "content": "x\n"}),
+        },
+    ];
+    if cfg!(feature = "ide") {
+        all.push(Shape {
+            name: "apply_change",
+            tool: "apply_change",
+            params: json!({"relativePath": "a.txt", "searchContent": "a", "replaceContent": "b"}),
+        });
+    }
+    all
+}
+
+fn run(fs: &PowerCutFs, root: &Path, tool: &str, params: &Value) -> ToolOutcome {
+    let session = Session::default();
+    let call = ToolCall {
+        tool_name: tool,
+        params,
+        workspace_root: root,
+        session: &session,
+    };
+    let open = |_: &Path| -> std::io::Result<Box<dyn Fs + '_>> { Ok(Box::new(fs)) };
+    call_with(&call, &open)
+}
+
+/// The workspace as a user sees it: the engine's folder left out.
+fn visible(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    tree.iter()
+        .filter(|(p, _)| !p.starts_with(".patchspec"))
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect()
+}
+
+/// The trashed files, by their path inside their transaction's folder.
+fn trashed(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    tree.iter()
+        .filter(|(p, _)| !p.ends_with('/'))
+        .filter_map(|(p, b)| {
+            let rest = p.strip_prefix(".patchspec/trash/")?;
+            let (_, inside) = rest.split_once('/')?;
+            Some((inside.to_string(), b.clone()))
+        })
+        .collect()
+}
+
+/// A crash state with the names a run draws at random (the transaction,
+/// the temp files) and the seal replaced by placeholders: two cuts that
+/// leave the same disk up to those count once.
+fn normalized(image: &Image) -> Vec<(String, Vec<u8>)> {
+    let tree = image.tree();
+    let mut names = BTreeSet::new();
+    for path in tree.keys() {
+        for folder in [".patchspec/txn/", ".patchspec/trash/"] {
+            if let Some(rest) = path.strip_prefix(folder) {
+                if let Some(name) = rest.split('/').next().filter(|n| !n.is_empty()) {
+                    names.insert(name.to_string());
+                }
+            }
+        }
+    }
+    let clean = |text: &str| -> String {
+        let mut out = text.to_string();
+        for name in &names {
+            out = out.replace(name.as_str(), "TXN");
+        }
+        // `<name>.<16 hex>.apply-patch.tmp`
+        while let Some(at) = out.find(".apply-patch.tmp") {
+            let start = at.saturating_sub(16);
+            out.replace_range(start..at + ".apply-patch.tmp".len(), "RANDOM.staged");
+        }
+        if let Some(at) = out.find("\"seal\":\"") {
+            let start = at + 8;
+            let end = (start + 64).min(out.len());
+            out.replace_range(start..end, "SEAL");
+        }
+        out
+    };
+    tree.iter()
+        .map(|(p, b)| {
+            let bytes = if p.starts_with(".patchspec/txn/") {
+                clean(&String::from_utf8_lossy(b)).into_bytes()
+            } else {
+                b.to_vec()
+            };
+            (clean(p), bytes)
+        })
+        .collect()
+}
+
+/// What recovery must give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Pre,
+    Post,
+}
+
+/// What a shape's checks compare against.
+struct Expected<'a> {
+    root: &'a Path,
+    seal: &'a Seal,
+    shape: &'a Shape,
+    pre: BTreeMap<String, Vec<u8>>,
+    post: BTreeMap<String, Vec<u8>>,
+    post_trash: BTreeMap<String, Vec<u8>>,
+}
+
+impl Expected<'_> {
+    /// Recover `image` as the next writer would, check what is left (the
+    /// module doc), send the call again; the outcome recovery gave.
+    fn check(&self, image: Image, what: &str) -> Outcome {
+        let fs = PowerCutFs::new(image, Some(self.seal.clone()), None);
+        let recovery = journal::recover(&fs).unwrap_or_else(|e| panic!("{what}: recovery: {e}"));
+        assert!(
+            recovery.foreign.is_empty(),
+            "{what}: foreign after recovery: {:?}",
+            recovery.foreign
+        );
+        let outcome = self.settled(&fs, what);
+        // Sent again: done, or refused with nothing changed.
+        let before = fs.live().tree();
+        let again = run(&fs, self.root, self.shape.tool, &self.shape.params);
+        if again.success {
+            assert_eq!(self.settled(&fs, what), Outcome::Post, "{what}: sent again");
+        } else {
+            assert_eq!(
+                fs.live().tree(),
+                before,
+                "{what}: refused when sent again, yet wrote: {}",
+                again.result
+            );
+        }
+        outcome
+    }
+
+    /// The workspace after a recovery: pre or post, nothing left over.
+    fn settled(&self, fs: &PowerCutFs, what: &str) -> Outcome {
+        let tree = fs.live().tree();
+        assert!(
+            tree.keys().all(|p| !is_temp_name(p.trim_end_matches('/'))),
+            "{what}: a temp file is left: {tree:?}"
+        );
+        assert!(
+            !journal::pending(fs).unwrap(),
+            "{what}: a journal is left: {tree:?}"
+        );
+        let seen = visible(&tree);
+        let outcome = if seen == self.pre {
+            Outcome::Pre
+        } else if seen == self.post {
+            Outcome::Post
+        } else {
+            panic!(
+                "{what}: a mixed tree: {seen:?}\npre: {:?}\npost: {:?}",
+                self.pre, self.post
+            );
+        };
+        let trash = trashed(&tree);
+        match outcome {
+            Outcome::Pre => assert!(trash.is_empty(), "{what}: pre-state, trash {trash:?}"),
+            Outcome::Post => assert_eq!(trash, self.post_trash, "{what}: post-state's trash"),
+        }
+        // Of the engine's folder, only the trash's files and their folders.
+        for path in tree.keys().filter(|p| p.starts_with(".patchspec")) {
+            let allowed = matches!(path.as_str(), ".patchspec/" | ".patchspec/trash/")
+                || (outcome == Outcome::Post && path.starts_with(".patchspec/trash/"));
+            assert!(allowed, "{what}: {path} is left: {tree:?}");
+        }
+        outcome
+    }
+}
+
+/// Counts of one sweep.
+#[derive(Default)]
+struct Counts {
+    cuts: usize,
+    distinct: BTreeSet<Vec<(String, Vec<u8>)>>,
+    checked: usize,
+    pre: usize,
+    post: usize,
+}
+
+fn seal_of(root: &Path) -> Seal {
+    Seal::for_root(root).expect("a journal key for the tests (docs/security.md)")
+}
+
+/// The ten-file shape's cuts have far more states than the others': a
+/// quarter of the limit keeps the default run near 30 s of CPU.
+fn limit_for(shape: &Shape, limit: usize) -> usize {
+    if shape.name == "apply_patch ten files" {
+        limit / 4
+    } else {
+        limit
+    }
+}
+
+/// Cut the power at every step of `shape`'s call; check every crash state.
+fn sweep(shape: &Shape, limit: usize) -> Counts {
+    let root = tempfile::tempdir().unwrap();
+    let seal = seal_of(root.path());
+    let whole = PowerCutFs::new(initial(), Some(seal.clone()), None);
+    let out = run(&whole, root.path(), shape.tool, &shape.params);
+    assert!(out.success, "{}: {}", shape.name, out.result);
+    let post_tree = whole.live().tree();
+    let expected = Expected {
+        root: root.path(),
+        seal: &seal,
+        shape,
+        pre: visible(&initial().tree()),
+        post: visible(&post_tree),
+        post_trash: trashed(&post_tree),
+    };
+    let limit = limit_for(shape, limit);
+    let mut counts = Counts::default();
+    let mut rng = fastrand::Rng::with_seed(44);
+    let mut outcomes: BTreeMap<Vec<(String, Vec<u8>)>, Outcome> = BTreeMap::new();
+    for cut in 0..=whole.steps() {
+        let fs = PowerCutFs::new(initial(), Some(seal.clone()), Some(cut));
+        let reported = run(&fs, root.path(), shape.tool, &shape.params).success;
+        counts.cuts += 1;
+        for image in fs.crash_states(limit, &mut rng) {
+            let key = normalized(&image);
+            let what = format!("{}: power cut at step {cut}", shape.name);
+            let outcome = match outcomes.get(&key) {
+                Some(known) => *known,
+                None => {
+                    let outcome = expected.check(image, &what);
+                    outcomes.insert(key.clone(), outcome);
+                    counts.checked += 1;
+                    outcome
+                }
+            };
+            if reported {
+                assert_eq!(outcome, Outcome::Post, "{what}: success was reported");
+            }
+            match outcome {
+                Outcome::Pre => counts.pre += 1,
+                Outcome::Post => counts.post += 1,
+            }
+            counts.distinct.insert(key);
+        }
+    }
+    counts
+}
+
+fn report(name: &str, counts: &Counts) {
+    eprintln!(
+        "{name}: {} cuts, {} distinct crash states ({} pre, {} post over all cuts), 0 mixed",
+        counts.cuts,
+        counts.distinct.len(),
+        counts.pre,
+        counts.post
+    );
+}
+
+#[test]
+fn a_power_cut_at_any_step_of_any_commit_leaves_the_pre_or_the_post_state() {
+    let limit = states_per_cut();
+    for shape in shapes() {
+        let counts = sweep(&shape, limit);
+        report(shape.name, &counts);
+        assert!(counts.pre > 0 && counts.post > 0, "{}", shape.name);
+    }
+}
+
+/// The power goes again while the next writer recovers a cut commit (at
+/// every step of that recovery), for every shape: recovering once more
+/// still gives the one outcome the uninterrupted recovery gives.
+#[test]
+fn a_power_cut_during_recovery_then_recovery_again_gives_the_same_state() {
+    let limit = states_per_cut();
+    for shape in shapes() {
+        let counts = sweep_recovery(&shape, limit);
+        report(&format!("recovery of {}", shape.name), &counts);
+        assert!(counts.checked > 0, "{}", shape.name);
+    }
+}
+
+/// For the journals a cut of `shape` may leave (`limit / 32` of them at
+/// most), cut the power at every step of their recovery; check the crash
+/// states of that (`limit / 16` per cut at most).
+fn sweep_recovery(shape: &Shape, limit: usize) -> Counts {
+    let limit = limit_for(shape, limit);
+    let root = tempfile::tempdir().unwrap();
+    let seal = seal_of(root.path());
+    let whole = PowerCutFs::new(initial(), Some(seal.clone()), None);
+    let out = run(&whole, root.path(), shape.tool, &shape.params);
+    assert!(out.success, "{}", out.result);
+    let post_tree = whole.live().tree();
+    let expected = Expected {
+        root: root.path(),
+        seal: &seal,
+        shape,
+        pre: visible(&initial().tree()),
+        post: visible(&post_tree),
+        post_trash: trashed(&post_tree),
+    };
+    let mut rng = fastrand::Rng::with_seed(4444);
+    let mut counts = Counts::default();
+    // Every distinct crash state of the commit that holds a journal.
+    let mut journals: Vec<Image> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for cut in 0..=whole.steps() {
+        let fs = PowerCutFs::new(initial(), Some(seal.clone()), Some(cut));
+        let _ = run(&fs, root.path(), shape.tool, &shape.params);
+        for image in fs.crash_states(limit, &mut rng) {
+            let probe = PowerCutFs::new(image.clone(), None, None);
+            if journal::pending(&probe).unwrap() && seen.insert(normalized(&image)) {
+                journals.push(image);
+            }
+        }
+    }
+    // A sample of them (a fixed seed), and of each recovery cut's states:
+    // the ten-file shape alone leaves about 10,000 journals.
+    rng.shuffle(&mut journals);
+    journals.truncate(limit / 32);
+    let limit = limit / 16;
+    for (n, journaled) in journals.iter().enumerate() {
+        let whole = PowerCutFs::new(journaled.clone(), Some(seal.clone()), None);
+        journal::recover(&whole).unwrap();
+        let settled = expected.settled(&whole, "uninterrupted recovery");
+        for cut in 0..whole.steps() {
+            let fs = PowerCutFs::new(journaled.clone(), Some(seal.clone()), Some(cut));
+            let _ = journal::recover(&fs);
+            counts.cuts += 1;
+            for image in fs.crash_states(limit, &mut rng) {
+                let key = normalized(&image);
+                let what = format!(
+                    "{}: journal {n}: power cut at recovery step {cut}",
+                    shape.name
+                );
+                if counts.distinct.insert(key) {
+                    let outcome = expected.check(image, &what);
+                    assert_eq!(outcome, settled, "{what}");
+                    counts.checked += 1;
+                    match outcome {
+                        Outcome::Pre => counts.pre += 1,
+                        Outcome::Post => counts.post += 1,
+                    }
+                }
+            }
+        }
+    }
+    counts
+}
