@@ -963,6 +963,66 @@ mod tests {
     use super::*;
     use crate::fs::{FaultFs, FsOp, RealFs};
 
+    /// What a power cut leaves of a commit with nothing to undo (a torn
+    /// intent alone; pre-images and the marker without a record) is
+    /// removed, but only in a folder whose name tag verifies and only when
+    /// it holds nothing else: anything else stays foreign.
+    #[test]
+    fn the_remains_of_a_cut_commit_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = RealFs::open(dir.path()).unwrap();
+        let seal = fs.seal().expect("a journal key for the tests").clone();
+        let tagged = |base: &str| format!("{base}-{}", seal.name_tag(base));
+        /// A folder's name, its files, and whether recovery removes it.
+        type Case<'a> = (String, &'a [(&'a str, &'a [u8])], bool);
+        let cases: [Case; 6] = [
+            (tagged("1700000000000-00000001-0"), &[("intent", b"")], true),
+            (
+                tagged("1700000000000-00000002-0"),
+                &[("intent", b"{\"version\":2,")],
+                true,
+            ),
+            (
+                tagged("1700000000000-00000003-0"),
+                &[("pre-0", b"old"), ("pre-2", b"old"), ("renaming", b"")],
+                true,
+            ),
+            // Not named by this engine under this key.
+            (
+                "1700000000000-00000004-0-0123456789abcdef".into(),
+                &[("intent", b"")],
+                false,
+            ),
+            // Something else beside the remains.
+            (
+                tagged("1700000000000-00000005-0"),
+                &[("pre-0", b"old"), ("notes", b"x")],
+                false,
+            ),
+            // A whole record that does not verify.
+            (
+                tagged("1700000000000-00000006-0"),
+                &[("intent", b"{}")],
+                false,
+            ),
+        ];
+        for (name, files, _) in &cases {
+            let folder = dir.path().join(TXN_DIR).join(name);
+            std::fs::create_dir_all(&folder).unwrap();
+            for (file, bytes) in files.iter() {
+                std::fs::write(folder.join(file), bytes).unwrap();
+            }
+        }
+        let done = recover(&fs).unwrap();
+        for (name, _, removed) in &cases {
+            let there = dir.path().join(TXN_DIR).join(name).exists();
+            assert_eq!(there, !removed, "{name}");
+            let foreign = done.foreign.iter().any(|f| f.path.ends_with(name.as_str()));
+            assert_eq!(foreign, !removed, "{name}: {:?}", done.foreign);
+        }
+        assert_eq!(done.leftovers, 3);
+    }
+
     /// A failed fsync during an undo is returned, so that the caller keeps
     /// the intent (and the undo runs again) instead of discarding it.
     #[test]
