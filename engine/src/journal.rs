@@ -32,6 +32,14 @@
 //!   never made, one that is not empty holds what this transaction did not
 //!   put there and stays.
 //!
+//! After a power cut (docs/clarifications.md, C-commit-power-loss) the
+//! same holds because every rename is durable before the record that
+//! decides it goes: the commit's renames before the commit point, an
+//! undo's (into and out of every folder it touched) before its intent is
+//! removed. What a cut leaves of a commit with nothing to undo (a torn
+//! intent alone; pre-images and the marker without a record) is removed
+//! ([`recover`]), in a folder whose name tag verifies.
+//!
 //! **Proof before action** (docs/security.md): a workspace may come from a
 //! clone, and a clone can carry any `.patchspec/txn/`. Recovery acts on a
 //! transaction folder only when ([`prove`]) its name is one the committer
