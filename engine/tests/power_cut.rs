@@ -20,12 +20,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use patchspec_engine::commit::is_temp_name;
-use patchspec_engine::dispatch::{call_with, Session, ToolCall, ToolOutcome};
-use patchspec_engine::fs::Fs;
+use patchspec_engine::dispatch::ToolOutcome;
 use patchspec_engine::journal;
 use patchspec_engine::seal::Seal;
 use serde_json::{json, Value};
 
+mod common;
 #[path = "power_cut/model.rs"]
 mod model;
 use model::{Image, PowerCutFs};
@@ -111,15 +111,7 @@ fn shapes() -> Vec<Shape> {
         Shape {
             name: "workspace_write_patch",
             tool: "workspace_write_patch",
-            params: json!({"files": [{
-                "docPath": "a.txt",
-                "originalSha256": patchspec_engine::hash::sha256_hex(b"a\n"),
-                "changes": [{"operation": "replace", "startLine": 1, "endLine": 1, "expectedOriginalLines": ["a"], "newLines": ["b"]}]
-            }, {
-                "docPath": "gone.txt",
-                "originalSha256": patchspec_engine::hash::sha256_hex(b"bye\n"),
-                "changes": [{"operation": "insert", "afterLine": 1, "newLines": ["more"]}]
-            }]}),
+            params: common::write_patch_two_files(),
         },
         Shape {
             name: "workspace_create_file",
@@ -138,15 +130,7 @@ fn shapes() -> Vec<Shape> {
 }
 
 fn run(fs: &PowerCutFs, root: &Path, tool: &str, params: &Value) -> ToolOutcome {
-    let session = Session::default();
-    let call = ToolCall {
-        tool_name: tool,
-        params,
-        workspace_root: root,
-        session: &session,
-    };
-    let open = |_: &Path| -> std::io::Result<Box<dyn Fs + '_>> { Ok(Box::new(fs)) };
-    call_with(&call, &open)
+    common::call_on(fs, root, tool, params)
 }
 
 /// The workspace as a user sees it: the engine's folder left out.
@@ -220,14 +204,46 @@ enum Outcome {
     Post,
 }
 
-/// What a shape's checks compare against.
+/// What a shape's checks compare against: its call run whole once.
 struct Expected<'a> {
-    root: &'a Path,
-    seal: &'a Seal,
+    root: tempfile::TempDir,
+    seal: Seal,
     shape: &'a Shape,
+    /// Steps the whole call took.
+    steps: usize,
     pre: BTreeMap<String, Vec<u8>>,
     post: BTreeMap<String, Vec<u8>>,
     post_trash: BTreeMap<String, Vec<u8>>,
+}
+
+impl<'a> Expected<'a> {
+    /// Run `shape`'s call with no cut: its post-state.
+    fn of(shape: &'a Shape) -> Expected<'a> {
+        let root = tempfile::tempdir().unwrap();
+        let seal =
+            Seal::for_root(root.path()).expect("a journal key for the tests (docs/security.md)");
+        let whole = PowerCutFs::new(initial(), Some(seal.clone()), None);
+        let out = run(&whole, root.path(), shape.tool, &shape.params);
+        assert!(out.success, "{}: {}", shape.name, out.result);
+        let post_tree = whole.live().tree();
+        Expected {
+            root,
+            seal,
+            shape,
+            steps: whole.steps(),
+            pre: visible(&initial().tree()),
+            post: visible(&post_tree),
+            post_trash: trashed(&post_tree),
+        }
+    }
+
+    /// `shape`'s call on the initial workspace, the power going at step
+    /// `cut`; whether it reported success.
+    fn cut_at(&self, cut: usize) -> (PowerCutFs, bool) {
+        let fs = PowerCutFs::new(initial(), Some(self.seal.clone()), Some(cut));
+        let out = run(&fs, self.root.path(), self.shape.tool, &self.shape.params);
+        (fs, out.success)
+    }
 }
 
 impl Expected<'_> {
@@ -244,7 +260,7 @@ impl Expected<'_> {
         let outcome = self.settled(&fs, what);
         // Sent again: done, or refused with nothing changed.
         let before = fs.live().tree();
-        let again = run(&fs, self.root, self.shape.tool, &self.shape.params);
+        let again = run(&fs, self.root.path(), self.shape.tool, &self.shape.params);
         if again.success {
             assert_eq!(self.settled(&fs, what), Outcome::Post, "{what}: sent again");
         } else {
@@ -305,10 +321,6 @@ struct Counts {
     post: usize,
 }
 
-fn seal_of(root: &Path) -> Seal {
-    Seal::for_root(root).expect("a journal key for the tests (docs/security.md)")
-}
-
 /// The ten-file shape's cuts have far more states than the others': a
 /// quarter of the limit keeps the default run near 30 s of CPU.
 fn limit_for(shape: &Shape, limit: usize) -> usize {
@@ -321,27 +333,13 @@ fn limit_for(shape: &Shape, limit: usize) -> usize {
 
 /// Cut the power at every step of `shape`'s call; check every crash state.
 fn sweep(shape: &Shape, limit: usize) -> Counts {
-    let root = tempfile::tempdir().unwrap();
-    let seal = seal_of(root.path());
-    let whole = PowerCutFs::new(initial(), Some(seal.clone()), None);
-    let out = run(&whole, root.path(), shape.tool, &shape.params);
-    assert!(out.success, "{}: {}", shape.name, out.result);
-    let post_tree = whole.live().tree();
-    let expected = Expected {
-        root: root.path(),
-        seal: &seal,
-        shape,
-        pre: visible(&initial().tree()),
-        post: visible(&post_tree),
-        post_trash: trashed(&post_tree),
-    };
+    let expected = Expected::of(shape);
     let limit = limit_for(shape, limit);
     let mut counts = Counts::default();
     let mut rng = fastrand::Rng::with_seed(44);
     let mut outcomes: BTreeMap<Vec<(String, Vec<u8>)>, Outcome> = BTreeMap::new();
-    for cut in 0..=whole.steps() {
-        let fs = PowerCutFs::new(initial(), Some(seal.clone()), Some(cut));
-        let reported = run(&fs, root.path(), shape.tool, &shape.params).success;
+    for cut in 0..=expected.steps {
+        let (fs, reported) = expected.cut_at(cut);
         counts.cuts += 1;
         for image in fs.crash_states(limit, &mut rng) {
             let key = normalized(&image);
@@ -406,28 +404,15 @@ fn a_power_cut_during_recovery_then_recovery_again_gives_the_same_state() {
 /// states of that (`limit / 16` per cut at most).
 fn sweep_recovery(shape: &Shape, limit: usize) -> Counts {
     let limit = limit_for(shape, limit);
-    let root = tempfile::tempdir().unwrap();
-    let seal = seal_of(root.path());
-    let whole = PowerCutFs::new(initial(), Some(seal.clone()), None);
-    let out = run(&whole, root.path(), shape.tool, &shape.params);
-    assert!(out.success, "{}", out.result);
-    let post_tree = whole.live().tree();
-    let expected = Expected {
-        root: root.path(),
-        seal: &seal,
-        shape,
-        pre: visible(&initial().tree()),
-        post: visible(&post_tree),
-        post_trash: trashed(&post_tree),
-    };
+    let expected = Expected::of(shape);
+    let seal = &expected.seal;
     let mut rng = fastrand::Rng::with_seed(4444);
     let mut counts = Counts::default();
     // Every distinct crash state of the commit that holds a journal.
     let mut journals: Vec<Image> = Vec::new();
     let mut seen = BTreeSet::new();
-    for cut in 0..=whole.steps() {
-        let fs = PowerCutFs::new(initial(), Some(seal.clone()), Some(cut));
-        let _ = run(&fs, root.path(), shape.tool, &shape.params);
+    for cut in 0..=expected.steps {
+        let (fs, _) = expected.cut_at(cut);
         for image in fs.crash_states(limit, &mut rng) {
             let probe = PowerCutFs::new(image.clone(), None, None);
             if journal::pending(&probe).unwrap() && seen.insert(normalized(&image)) {

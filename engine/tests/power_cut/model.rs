@@ -291,39 +291,21 @@ impl Image {
     /// Every path under the root: `dir/` for folders, with the bytes of
     /// files (what tests compare).
     pub fn tree(&self) -> BTreeMap<String, Vec<u8>> {
-        let mut out = BTreeMap::new();
-        self.walk(ROOT, "", &mut out);
-        out
-    }
-
-    fn walk(&self, dir: Ino, prefix: &str, out: &mut BTreeMap<String, Vec<u8>>) {
-        let Some(Node::Dir { entries }) = self.nodes.get(&dir) else {
-            return;
-        };
-        for (name, ino) in entries {
-            let path = format!("{prefix}{name}");
-            match self.nodes.get(ino) {
-                Some(Node::Dir { .. }) => {
-                    out.insert(format!("{path}/"), Vec::new());
-                    self.walk(*ino, &format!("{path}/"), out);
-                }
-                Some(Node::File { data, .. }) => {
-                    out.insert(path, data.clone());
-                }
-                None => {}
-            }
-        }
+        self.key()
+            .into_iter()
+            .map(|(path, bytes, _)| (path, bytes))
+            .collect()
     }
 
     /// [`Image::tree`] with each folder's inode: two images that differ
     /// only there differ for the seal.
     pub fn key(&self) -> Vec<(String, Vec<u8>, Ino)> {
         let mut out = Vec::new();
-        self.key_walk(ROOT, "", &mut out);
+        self.walk(ROOT, "", &mut out);
         out
     }
 
-    fn key_walk(&self, dir: Ino, prefix: &str, out: &mut Vec<(String, Vec<u8>, Ino)>) {
+    fn walk(&self, dir: Ino, prefix: &str, out: &mut Vec<(String, Vec<u8>, Ino)>) {
         let Some(Node::Dir { entries }) = self.nodes.get(&dir) else {
             return;
         };
@@ -332,7 +314,7 @@ impl Image {
             match self.nodes.get(ino) {
                 Some(Node::Dir { .. }) => {
                     out.push((format!("{path}/"), Vec::new(), *ino));
-                    self.key_walk(*ino, &format!("{path}/"), out);
+                    self.walk(*ino, &format!("{path}/"), out);
                 }
                 Some(Node::File { data, .. }) => out.push((path, data.clone(), 0)),
                 None => {}
@@ -530,6 +512,32 @@ impl State {
         }
     }
 
+    /// A new inode `node` at `path`, where nothing is: one step.
+    fn link_new(&mut self, path: &str, node: Node) -> io::Result<Ino> {
+        let (dir, name) = self.parent(path)?;
+        if self.live.lookup(dir, &name).is_some() {
+            return Err(os_error(libc::EEXIST, path));
+        }
+        self.step(path)?;
+        let ino = self.live.next;
+        self.live.next += 1;
+        self.record(Effect::Link {
+            dir,
+            name,
+            ino,
+            new: Some(node),
+        });
+        Ok(ino)
+    }
+
+    /// Remove the entry `path` (naming `ino`): one step.
+    fn unlink(&mut self, path: &str, ino: Ino) -> io::Result<()> {
+        let (dir, name) = self.parent(path)?;
+        self.step(path)?;
+        self.record(Effect::Unlink { dir, name, ino });
+        Ok(())
+    }
+
     fn file(&self, path: &str) -> io::Result<(Ino, &Vec<u8>, u32)> {
         let ino = self.live.resolve(path).ok_or_else(|| not_found(path))?;
         match self.live.nodes.get(&ino) {
@@ -597,23 +605,11 @@ impl Fs for PowerCutFs {
     fn write_new(&self, path: &str, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
         self.with(|s| {
             s.alive(path)?;
-            let (dir, name) = s.parent(path)?;
-            if s.live.lookup(dir, &name).is_some() {
-                return Err(os_error(libc::EEXIST, path));
-            }
-            s.step(path)?;
-            let ino = s.live.next;
-            s.live.next += 1;
             let node = Node::File {
                 data: Vec::new(),
                 mode: mode.map_or(FILE_MODE, |m| 0o100000 | (m & 0o7777)),
             };
-            s.record(Effect::Link {
-                dir,
-                name,
-                ino,
-                new: Some(node),
-            });
+            let ino = s.link_new(path, node)?;
             s.step(path)?;
             s.record(Effect::Data {
                 ino,
@@ -677,32 +673,17 @@ impl Fs for PowerCutFs {
         self.with(|s| {
             s.alive(path)?;
             let (ino, _, _) = s.file(path)?;
-            let (dir, name) = s.parent(path)?;
-            s.step(path)?;
-            s.record(Effect::Unlink { dir, name, ino });
-            Ok(())
+            s.unlink(path, ino)
         })
     }
 
     fn create_dir(&self, path: &str) -> io::Result<()> {
         self.with(|s| {
             s.alive(path)?;
-            let (dir, name) = s.parent(path)?;
-            if s.live.lookup(dir, &name).is_some() {
-                return Err(os_error(libc::EEXIST, path));
-            }
-            s.step(path)?;
-            let ino = s.live.next;
-            s.live.next += 1;
-            s.record(Effect::Link {
-                dir,
-                name,
-                ino,
-                new: Some(Node::Dir {
-                    entries: BTreeMap::new(),
-                }),
-            });
-            Ok(())
+            let dir = Node::Dir {
+                entries: BTreeMap::new(),
+            };
+            s.link_new(path, dir).map(|_| ())
         })
     }
 
@@ -715,10 +696,7 @@ impl Fs for PowerCutFs {
                 Some(Node::Dir { .. }) => return Err(os_error(libc::ENOTEMPTY, path)),
                 _ => return Err(os_error(libc::ENOTDIR, path)),
             }
-            let (dir, name) = s.parent(path)?;
-            s.step(path)?;
-            s.record(Effect::Unlink { dir, name, ino });
-            Ok(())
+            s.unlink(path, ino)
         })
     }
 
