@@ -453,3 +453,109 @@ fn sweep_recovery(shape: &Shape, limit: usize) -> Counts {
     }
     counts
 }
+
+/// The model's rules (C-commit-power-loss), each on the smallest case: what
+/// a cut may keep and lose, so the sweeps above test against the rules the
+/// docs state and not a stronger filesystem.
+mod rules {
+    use super::*;
+    use patchspec_engine::fs::Fs;
+
+    /// The trees every crash state of `fs` leaves, as sets of paths with
+    /// their bytes.
+    fn outcomes(fs: &PowerCutFs) -> BTreeSet<BTreeMap<String, Vec<u8>>> {
+        let mut rng = fastrand::Rng::with_seed(1);
+        fs.crash_states(1 << 12, &mut rng)
+            .iter()
+            .map(Image::tree)
+            .collect()
+    }
+
+    fn empty() -> PowerCutFs {
+        PowerCutFs::new(Image::with_files(&[]), None, None)
+    }
+
+    fn tree(entries: &[(&str, &[u8])]) -> BTreeMap<String, Vec<u8>> {
+        entries
+            .iter()
+            .map(|(p, b)| (p.to_string(), b.to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn a_file_fsynced_but_not_its_folder_may_be_lost_but_never_torn() {
+        let fs = empty();
+        fs.write_new("x", b"data", None).unwrap();
+        assert_eq!(outcomes(&fs), [tree(&[]), tree(&[("x", b"data")])].into());
+        fs.sync_dir("").unwrap();
+        assert_eq!(outcomes(&fs), [tree(&[("x", b"data")])].into());
+    }
+
+    #[test]
+    fn data_not_yet_fsynced_may_be_absent_whole_or_torn() {
+        // The power goes at the write's own fsync (step 2 of write_new).
+        let fs = PowerCutFs::new(Image::with_files(&[]), None, Some(2));
+        assert!(fs.write_new("x", b"data", None).is_err());
+        assert_eq!(
+            outcomes(&fs),
+            [
+                tree(&[]),
+                tree(&[("x", b"")]),
+                tree(&[("x", b"da")]),
+                tree(&[("x", b"data")]),
+            ]
+            .into()
+        );
+    }
+
+    #[test]
+    fn a_rename_between_folders_is_whole_and_durable_once_both_are_synced() {
+        let fs = PowerCutFs::new(
+            Image::with_files(&[("a/x", b"1".as_slice()), ("b/keep", b"k")]),
+            None,
+            None,
+        );
+        fs.rename("a/x", "b/y").unwrap();
+        let before = tree(&[("a/", b""), ("a/x", b"1"), ("b/", b""), ("b/keep", b"k")]);
+        let after = tree(&[("a/", b""), ("b/", b""), ("b/keep", b"k"), ("b/y", b"1")]);
+        assert_eq!(outcomes(&fs), [before.clone(), after.clone()].into());
+        fs.sync_dir("b").unwrap();
+        assert_eq!(outcomes(&fs), [before, after.clone()].into(), "one folder");
+        fs.sync_dir("a").unwrap();
+        assert_eq!(outcomes(&fs), [after].into());
+    }
+
+    #[test]
+    fn a_file_synced_into_a_folder_whose_entry_is_not_durable_may_vanish_with_it() {
+        let fs = empty();
+        fs.create_dir("d").unwrap();
+        fs.write_new("d/x", b"1", None).unwrap();
+        fs.sync_dir("d").unwrap();
+        assert_eq!(
+            outcomes(&fs),
+            [tree(&[]), tree(&[("d/", b""), ("d/x", b"1")])].into()
+        );
+    }
+
+    #[test]
+    fn unsynced_operations_are_lost_independently_in_one_folder() {
+        let fs = PowerCutFs::new(Image::with_files(&[("old", b"o".as_slice())]), None, None);
+        fs.write_new("new", b"n", None).unwrap();
+        fs.remove_file("old").unwrap();
+        // Either, both or neither: no order between two names.
+        assert_eq!(outcomes(&fs).len(), 4);
+    }
+
+    #[test]
+    fn a_folder_keeps_its_identity_across_a_cut() {
+        let fs = empty();
+        fs.create_dir("d").unwrap();
+        fs.sync_dir("").unwrap();
+        let before = fs.identity("d").unwrap();
+        let mut rng = fastrand::Rng::with_seed(1);
+        for image in fs.crash_states(16, &mut rng) {
+            let after = PowerCutFs::new(image, None, None);
+            assert_eq!(after.identity("d").unwrap(), before);
+        }
+    }
+}
