@@ -21,6 +21,7 @@ use std::path::Path;
 
 use patchspec_engine::commit::is_temp_name;
 use patchspec_engine::dispatch::ToolOutcome;
+use patchspec_engine::fs::Subtree;
 use patchspec_engine::journal;
 use patchspec_engine::seal::Seal;
 use serde_json::{json, Value};
@@ -49,6 +50,8 @@ fn initial() -> Image {
         ("w/2.txt", b"two\n"),
         ("w/3.txt", b"three\n"),
         ("w/4.txt", b"four\n"),
+        ("sub/a.txt", b"a\n"),
+        ("sub/gone.txt", b"bye\n"),
     ])
 }
 
@@ -57,6 +60,10 @@ struct Shape {
     name: &'static str,
     tool: &'static str,
     params: Value,
+    /// The folder of a nested workspace the call runs in (its own
+    /// `.patchspec`, its journal recovered by the enclosing writer's
+    /// commit: `journal::recover_nested`); `None`: the workspace itself.
+    nested: Option<&'static str>,
 }
 
 fn envelope(body: &str) -> Value {
@@ -68,21 +75,25 @@ fn shapes() -> Vec<Shape> {
         Shape {
             name: "apply_patch update",
             tool: "apply_patch",
+            nested: None,
             params: envelope("*** Update File: a.txt\n@@\n-a\n+b\n"),
         },
         Shape {
             name: "apply_patch add",
             tool: "apply_patch",
+            nested: None,
             params: envelope("*** Add File: new.txt\n+new\n"),
         },
         Shape {
             name: "apply_patch delete",
             tool: "apply_patch",
+            nested: None,
             params: envelope("*** Delete File: gone.txt\n"),
         },
         Shape {
             name: "apply_patch move",
             tool: "apply_patch",
+            nested: None,
             params: envelope(
                 "*** Update File: from.txt\n*** Move to: p/to.txt\n@@\n-move me\n+moved\n",
             ),
@@ -90,6 +101,7 @@ fn shapes() -> Vec<Shape> {
         Shape {
             name: "apply_patch multi-file",
             tool: "apply_patch",
+            nested: None,
             params: envelope(
                 "*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: gone.txt\n\
                  *** Update File: from.txt\n*** Move to: p/to.txt\n@@\n-move me\n+moved\n\
@@ -99,6 +111,7 @@ fn shapes() -> Vec<Shape> {
         Shape {
             name: "apply_patch ten files",
             tool: "apply_patch",
+            nested: None,
             params: envelope(
                 "*** Update File: a.txt\n@@\n-a\n+b\n*** Update File: w/1.txt\n@@\n-one\n+1\n\
                  *** Delete File: gone.txt\n*** Delete File: w/2.txt\n\
@@ -111,32 +124,70 @@ fn shapes() -> Vec<Shape> {
         Shape {
             name: "workspace_write_patch",
             tool: "workspace_write_patch",
+            nested: None,
             params: common::write_patch_two_files(),
         },
         Shape {
             name: "workspace_create_file",
             tool: "workspace_create_file",
+            nested: None,
             params: json!({"path": "n/e/w.txt", "content": "x\n"}),
         },
     ];
+    all.push(Shape {
+        name: "apply_patch in a nested workspace",
+        tool: "apply_patch",
+        nested: Some("sub"),
+        params: envelope("*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: gone.txt\n"),
+    });
     if cfg!(feature = "ide") {
         all.push(Shape {
             name: "apply_change",
             tool: "apply_change",
+            nested: None,
             params: json!({"relativePath": "a.txt", "searchContent": "a", "replaceContent": "b"}),
         });
     }
     all
 }
 
-fn run(fs: &PowerCutFs, root: &Path, tool: &str, params: &Value) -> ToolOutcome {
-    common::call_on(fs, root, tool, params)
+fn run(fs: &PowerCutFs, root: &Path, shape: &Shape) -> ToolOutcome {
+    match shape.nested {
+        Some(folder) => {
+            let nested = Subtree::new(fs, folder);
+            common::call_on(&nested, &root.join(folder), shape.tool, &shape.params)
+        }
+        None => common::call_on(fs, root, shape.tool, &shape.params),
+    }
+}
+
+/// Recover as the next writer does: the workspace's own journals, or a
+/// nested workspace's before a commit into it.
+fn recover(fs: &PowerCutFs, shape: &Shape) -> std::io::Result<Vec<journal::Foreign>> {
+    match shape.nested {
+        Some(folder) => journal::recover_nested(fs, [format!("{folder}/a.txt").as_str()])
+            .map(|(_, foreign)| foreign),
+        None => journal::recover(fs).map(|done| done.foreign),
+    }
+}
+
+/// Whether a journal is left where `shape`'s call journals.
+fn pending(fs: &PowerCutFs, shape: &Shape) -> bool {
+    match shape.nested {
+        Some(folder) => journal::pending(&Subtree::new(fs, folder)).unwrap(),
+        None => journal::pending(fs).unwrap(),
+    }
+}
+
+/// True for a path in an engine's private folder (a nested one's too).
+fn is_private(path: &str) -> bool {
+    path.split('/').any(|part| part == ".patchspec")
 }
 
 /// The workspace as a user sees it: the engine's folder left out.
 fn visible(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
     tree.iter()
-        .filter(|(p, _)| !p.starts_with(".patchspec"))
+        .filter(|(p, _)| !is_private(p))
         .map(|(p, b)| (p.clone(), b.clone()))
         .collect()
 }
@@ -146,7 +197,7 @@ fn trashed(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
     tree.iter()
         .filter(|(p, _)| !p.ends_with('/'))
         .filter_map(|(p, b)| {
-            let rest = p.strip_prefix(".patchspec/trash/")?;
+            let rest = &p[p.find(".patchspec/trash/")? + ".patchspec/trash/".len()..];
             let (_, inside) = rest.split_once('/')?;
             Some((inside.to_string(), b.clone()))
         })
@@ -161,7 +212,7 @@ fn normalized(image: &Image) -> Vec<(String, Vec<u8>)> {
     let mut names = BTreeSet::new();
     for path in tree.keys() {
         for folder in [".patchspec/txn/", ".patchspec/trash/"] {
-            if let Some(rest) = path.strip_prefix(folder) {
+            if let Some(rest) = path.find(folder).map(|at| &path[at + folder.len()..]) {
                 if let Some(name) = rest.split('/').next().filter(|n| !n.is_empty()) {
                     names.insert(name.to_string());
                 }
@@ -187,7 +238,7 @@ fn normalized(image: &Image) -> Vec<(String, Vec<u8>)> {
     };
     tree.iter()
         .map(|(p, b)| {
-            let bytes = if p.starts_with(".patchspec/txn/") {
+            let bytes = if p.contains(".patchspec/txn/") {
                 clean(&String::from_utf8_lossy(b)).into_bytes()
             } else {
                 b.to_vec()
@@ -223,7 +274,7 @@ impl<'a> Expected<'a> {
         let seal =
             Seal::for_root(root.path()).expect("a journal key for the tests (docs/security.md)");
         let whole = PowerCutFs::new(initial(), Some(seal.clone()), None);
-        let out = run(&whole, root.path(), shape.tool, &shape.params);
+        let out = run(&whole, root.path(), shape);
         assert!(out.success, "{}: {}", shape.name, out.result);
         let post_tree = whole.live().tree();
         Expected {
@@ -241,7 +292,7 @@ impl<'a> Expected<'a> {
     /// `cut`; whether it reported success.
     fn cut_at(&self, cut: usize) -> (PowerCutFs, bool) {
         let fs = PowerCutFs::new(initial(), Some(self.seal.clone()), Some(cut));
-        let out = run(&fs, self.root.path(), self.shape.tool, &self.shape.params);
+        let out = run(&fs, self.root.path(), self.shape);
         (fs, out.success)
     }
 }
@@ -251,16 +302,15 @@ impl Expected<'_> {
     /// module doc), send the call again; the outcome recovery gave.
     fn check(&self, image: Image, what: &str) -> Outcome {
         let fs = PowerCutFs::new(image, Some(self.seal.clone()), None);
-        let recovery = journal::recover(&fs).unwrap_or_else(|e| panic!("{what}: recovery: {e}"));
+        let foreign = recover(&fs, self.shape).unwrap_or_else(|e| panic!("{what}: recovery: {e}"));
         assert!(
-            recovery.foreign.is_empty(),
-            "{what}: foreign after recovery: {:?}",
-            recovery.foreign
+            foreign.is_empty(),
+            "{what}: foreign after recovery: {foreign:?}"
         );
         let outcome = self.settled(&fs, what);
         // Sent again: done, or refused with nothing changed.
         let before = fs.live().tree();
-        let again = run(&fs, self.root.path(), self.shape.tool, &self.shape.params);
+        let again = run(&fs, self.root.path(), self.shape);
         if again.success {
             assert_eq!(self.settled(&fs, what), Outcome::Post, "{what}: sent again");
         } else {
@@ -282,7 +332,7 @@ impl Expected<'_> {
             "{what}: a temp file is left: {tree:?}"
         );
         assert!(
-            !journal::pending(fs).unwrap(),
+            !pending(fs, self.shape),
             "{what}: a journal is left: {tree:?}"
         );
         let seen = visible(&tree);
@@ -302,9 +352,11 @@ impl Expected<'_> {
             Outcome::Post => assert_eq!(trash, self.post_trash, "{what}: post-state's trash"),
         }
         // Of the engine's folder, only the trash's files and their folders.
-        for path in tree.keys().filter(|p| p.starts_with(".patchspec")) {
-            let allowed = matches!(path.as_str(), ".patchspec/" | ".patchspec/trash/")
-                || (outcome == Outcome::Post && path.starts_with(".patchspec/trash/"));
+        let prefix = self.shape.nested.map_or(String::new(), |f| format!("{f}/"));
+        for path in tree.keys().filter(|p| is_private(p)) {
+            let own = path.strip_prefix(&prefix).unwrap_or(path);
+            let allowed = matches!(own, ".patchspec/" | ".patchspec/trash/")
+                || (outcome == Outcome::Post && own.starts_with(".patchspec/trash/"));
             assert!(allowed, "{what}: {path} is left: {tree:?}");
         }
         outcome
@@ -415,7 +467,7 @@ fn sweep_recovery(shape: &Shape, limit: usize) -> Counts {
         let (fs, _) = expected.cut_at(cut);
         for image in fs.crash_states(limit, &mut rng) {
             let probe = PowerCutFs::new(image.clone(), None, None);
-            if journal::pending(&probe).unwrap() && seen.insert(normalized(&image)) {
+            if pending(&probe, shape) && seen.insert(normalized(&image)) {
                 journals.push(image);
             }
         }
@@ -427,11 +479,11 @@ fn sweep_recovery(shape: &Shape, limit: usize) -> Counts {
     let limit = limit / 16;
     for (n, journaled) in journals.iter().enumerate() {
         let whole = PowerCutFs::new(journaled.clone(), Some(seal.clone()), None);
-        journal::recover(&whole).unwrap();
+        recover(&whole, shape).unwrap();
         let settled = expected.settled(&whole, "uninterrupted recovery");
         for cut in 0..whole.steps() {
             let fs = PowerCutFs::new(journaled.clone(), Some(seal.clone()), Some(cut));
-            let _ = journal::recover(&fs);
+            let _ = recover(&fs, shape);
             counts.cuts += 1;
             for image in fs.crash_states(limit, &mut rng) {
                 let key = normalized(&image);
