@@ -37,8 +37,9 @@
 //! Roll-back, not roll-forward: while the intent exists the commit has not
 //! happened, so a process killed anywhere in 0–3 leaves a state that the
 //! next engine entry ([`crate::workspace`]) or `patchspec recover` turns
-//! back into the exact pre-state; after a power loss the same holds on a
-//! filesystem that honours fsync and atomic rename. Not promised: that a
+//! back into the exact pre-state; after a power loss the same holds, tested
+//! under the durability model of docs/clarifications.md C-commit-power-loss
+//! (`engine/tests/power_cut.rs` cuts the power at every step). Not promised: that a
 //! commit whose success was never reported survives (it may be rolled back),
 //! and isolation from writers that are not this engine (engine writers take
 //! the workspace lock, C-commit-lock). A second fault during an in-process

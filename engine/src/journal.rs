@@ -32,6 +32,14 @@
 //!   never made, one that is not empty holds what this transaction did not
 //!   put there and stays.
 //!
+//! After a power cut (docs/clarifications.md, C-commit-power-loss) the
+//! same holds because every rename is durable before the record that
+//! decides it goes: the commit's renames before the commit point, an
+//! undo's (into and out of every folder it touched) before its intent is
+//! removed. What a cut leaves of a commit with nothing to undo (a torn
+//! intent alone; pre-images and the marker without a record) is removed
+//! ([`recover`]), in a folder whose name tag verifies.
+//!
 //! **Proof before action** (docs/security.md): a workspace may come from a
 //! clone, and a clone can carry any `.patchspec/txn/`. Recovery acts on a
 //! transaction folder only when ([`prove`]) its name is one the committer
@@ -481,6 +489,11 @@ pub fn recover(fs: &dyn Fs) -> io::Result<Recovery> {
             {
                 done.leftovers += 1;
             }
+            // What a power cut left of a commit that needs nothing undone
+            // (its intent torn, or its record already removed).
+            Err(_) if is_remains(fs, &name, &dir) && discard(fs, &dir).is_ok() => {
+                done.leftovers += 1;
+            }
             Err(reason) => done.foreign.push(Foreign { path: dir, reason }),
         }
     }
@@ -490,6 +503,42 @@ pub fn recover(fs: &dyn Fs) -> io::Result<Recovery> {
         let _ = fs.remove_dir(PRIVATE_DIR);
     }
     Ok(done)
+}
+
+/// True when the transaction folder `dir` (named `name`) is what a power
+/// cut left of a commit with nothing to undo (docs/clarifications.md,
+/// C-commit-power-loss). Its name must be one this engine gave under this
+/// user's key ([`crate::seal::Seal::is_tagged_name`]), and it must hold
+/// files only, either
+/// - `intent` alone, not a whole JSON record (empty or torn): the cut came
+///   before the record's fsync returned, and the committer does nothing
+///   else before it; or
+/// - no record, only `pre-<i>` links and the `renaming` marker: the record
+///   is removed only after the commit point or after an undo made durable
+///   ([`undo`] fsyncs every folder it renamed out of and into), so these
+///   are a clean-up's remains, cut short.
+///
+/// A whole record that does not verify, or any other name, stays foreign.
+fn is_remains(fs: &dyn Fs, name: &str, dir: &str) -> bool {
+    if !fs.seal().is_some_and(|seal| seal.is_tagged_name(name)) {
+        return false;
+    }
+    let Ok(entries) = fs.list_dir(dir) else {
+        return false;
+    };
+    if entries.iter().any(|(_, kind)| *kind != EntryKind::File) {
+        return false;
+    }
+    if entries.len() == 1 && entries[0].0 == "intent" {
+        return fs
+            .read_at_most(&intent_path(dir), MAX_INTENT_BYTES)
+            .is_ok_and(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).is_err());
+    }
+    let is_pre = |n: &str| {
+        n.strip_prefix("pre-")
+            .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
+    };
+    entries.iter().all(|(n, _)| n == "renaming" || is_pre(n))
 }
 
 /// The most entries [`discard_foreign`] removes from one foreign folder.
@@ -735,7 +784,19 @@ pub fn undo(fs: &dyn Fs, intent: &Intent, renaming: bool) -> io::Result<Undone> 
             first_error.get_or_insert(e);
         }
     }
+    // Every folder it renamed into and out of: a rename between two folders
+    // is durable once both are fsync'd (C-commit-power-loss), and the
+    // intent is removed after this, so a cut must not keep that removal
+    // and lose a pre-image's or a trashed file's way back.
+    let own = intent.dir();
     let mut dirs: Vec<&str> = intent.steps.iter().map(|s| parent_of(s.path())).collect();
+    for step in &intent.steps {
+        match step {
+            Step::Update { .. } => dirs.push(&own),
+            Step::Delete { trash, .. } => dirs.push(parent_of(trash)),
+            Step::Create { .. } | Step::CreateDir { .. } => {}
+        }
+    }
     dirs.sort_unstable();
     dirs.dedup();
     // A failed fsync is an error like a failed rename: the caller then keeps
@@ -743,11 +804,8 @@ pub fn undo(fs: &dyn Fs, intent: &Intent, renaming: bool) -> io::Result<Undone> 
     // record of a rollback that a power loss could still lose. A folder the
     // undo itself removed (a created one) is not there to sync.
     for dir in dirs {
-        match fs.sync_dir(dir) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                first_error.get_or_insert(e);
-            }
-            _ => {}
+        if let Err(e) = sync_if_present(fs, dir) {
+            first_error.get_or_insert(e);
         }
     }
     // Trash folders this transaction made, deepest first; one that is not
@@ -765,8 +823,19 @@ pub fn undo(fs: &dyn Fs, intent: &Intent, renaming: bool) -> io::Result<Undone> 
     }
     trash_dirs.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
     trash_dirs.dedup();
+    // Each one's emptying made durable before its removal, and the last
+    // removal before the intent goes: a cut then leaves no empty trash
+    // folder that no journal names.
+    let mut removed_any = false;
     for dir in trash_dirs {
-        let _ = fs.remove_dir(&dir);
+        if sync_if_present(fs, &dir).is_ok() && fs.remove_dir(&dir).is_ok() {
+            removed_any = true;
+        }
+    }
+    if removed_any {
+        if let Err(e) = sync_if_present(fs, TRASH_DIR) {
+            first_error.get_or_insert(e);
+        }
     }
     match first_error {
         Some(e) => Err(e),
@@ -806,20 +875,34 @@ fn undo_step(fs: &dyn Fs, step: &Step, renaming: bool, done: &mut Undone) -> io:
             }
             Ok(())
         }
-        Step::CreateDir { path } => match fs.remove_dir(path) {
-            Ok(()) => {
-                done.rolled_back += 1;
-                Ok(())
+        // The removals inside it made durable first: its own removal
+        // cannot reach the disk without them (C-commit-power-loss), and the
+        // intent goes once the undo returns.
+        Step::CreateDir { path } => {
+            match sync_if_present(fs, path).and_then(|()| fs.remove_dir(path)) {
+                Ok(()) => {
+                    done.rolled_back += 1;
+                    Ok(())
+                }
+                Err(e) => match fs.kind(path)? {
+                    // Never made (the commit stopped before it), or gone already.
+                    None => Ok(()),
+                    // Not empty: it holds what this transaction did not put
+                    // there (its own files were undone first), so it stays.
+                    Some(EntryKind::Dir) if not_empty(&e) => Ok(()),
+                    Some(_) => Err(e),
+                },
             }
-            Err(e) => match fs.kind(path)? {
-                // Never made (the commit stopped before it), or gone already.
-                None => Ok(()),
-                // Not empty: it holds what this transaction did not put
-                // there (its own files were undone first), so it stays.
-                Some(EntryKind::Dir) if not_empty(&e) => Ok(()),
-                Some(_) => Err(e),
-            },
-        },
+        }
+    }
+}
+
+/// fsync the folder `dir`; one that is not there (removed by the undo, or
+/// never made) has nothing to make durable.
+fn sync_if_present(fs: &dyn Fs, dir: &str) -> io::Result<()> {
+    match fs.sync_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
     }
 }
 
@@ -887,6 +970,66 @@ pub fn remove_created_dirs(fs: &dyn Fs, created: &[String]) {
 mod tests {
     use super::*;
     use crate::fs::{FaultFs, FsOp, RealFs};
+
+    /// What a power cut leaves of a commit with nothing to undo (a torn
+    /// intent alone; pre-images and the marker without a record) is
+    /// removed, but only in a folder whose name tag verifies and only when
+    /// it holds nothing else: anything else stays foreign.
+    #[test]
+    fn the_remains_of_a_cut_commit_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = RealFs::open(dir.path()).unwrap();
+        let seal = fs.seal().expect("a journal key for the tests").clone();
+        let tagged = |base: &str| format!("{base}-{}", seal.name_tag(base));
+        /// A folder's name, its files, and whether recovery removes it.
+        type Case<'a> = (String, &'a [(&'a str, &'a [u8])], bool);
+        let cases: [Case; 6] = [
+            (tagged("1700000000000-00000001-0"), &[("intent", b"")], true),
+            (
+                tagged("1700000000000-00000002-0"),
+                &[("intent", b"{\"version\":2,")],
+                true,
+            ),
+            (
+                tagged("1700000000000-00000003-0"),
+                &[("pre-0", b"old"), ("pre-2", b"old"), ("renaming", b"")],
+                true,
+            ),
+            // Not named by this engine under this key.
+            (
+                "1700000000000-00000004-0-0123456789abcdef".into(),
+                &[("intent", b"")],
+                false,
+            ),
+            // Something else beside the remains.
+            (
+                tagged("1700000000000-00000005-0"),
+                &[("pre-0", b"old"), ("notes", b"x")],
+                false,
+            ),
+            // A whole record that does not verify.
+            (
+                tagged("1700000000000-00000006-0"),
+                &[("intent", b"{}")],
+                false,
+            ),
+        ];
+        for (name, files, _) in &cases {
+            let folder = dir.path().join(TXN_DIR).join(name);
+            std::fs::create_dir_all(&folder).unwrap();
+            for (file, bytes) in files.iter() {
+                std::fs::write(folder.join(file), bytes).unwrap();
+            }
+        }
+        let done = recover(&fs).unwrap();
+        for (name, _, removed) in &cases {
+            let there = dir.path().join(TXN_DIR).join(name).exists();
+            assert_eq!(there, !removed, "{name}");
+            let foreign = done.foreign.iter().any(|f| f.path.ends_with(name.as_str()));
+            assert_eq!(foreign, !removed, "{name}: {:?}", done.foreign);
+        }
+        assert_eq!(done.leftovers, 3);
+    }
 
     /// A failed fsync during an undo is returned, so that the caller keeps
     /// the intent (and the undo runs again) instead of discarding it.

@@ -266,6 +266,13 @@ impl Seal {
         full[..16].to_string()
     }
 
+    /// True when `name` ends in `-<tag>`, the [`Seal::name_tag`] of what
+    /// comes before it: a name this engine gave under this key.
+    pub fn is_tagged_name(&self, name: &str) -> bool {
+        name.rsplit_once('-')
+            .is_some_and(|(base, tag)| tag.len() == 16 && self.name_tag(base) == tag)
+    }
+
     /// True when `tag` is [`Seal::tag`] of the same inputs (compared in
     /// constant time).
     pub fn verify(&self, scope: &str, folder: Option<(u64, u64)>, bytes: &[u8], tag: &str) -> bool {

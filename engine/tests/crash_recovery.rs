@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use patchspec_engine::commit::is_temp_name;
-use patchspec_engine::dispatch::{call, call_with, Session, ToolCall, ToolOutcome};
+use patchspec_engine::dispatch::{call, Session, ToolCall, ToolOutcome};
 use patchspec_engine::fs::{FaultFs, Fs, RealFs};
 use patchspec_engine::journal;
 use serde_json::{json, Value};
 
 mod common;
-use common::every_entry;
+use common::{call_on, every_entry};
 
 /// Every visible file (the engine's `.patchspec/` left out), with its bytes.
 fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -71,18 +71,7 @@ fn writes() -> Vec<(&'static str, Value)> {
             "apply_patch",
             json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: gone.txt\n*** Update File: from.txt\n*** Move to: p/to.txt\n@@\n-move me\n+moved\n*** Add File: new.txt\n+new\n*** End Patch\n"}),
         ),
-        (
-            "workspace_write_patch",
-            json!({"files": [{
-                "docPath": "a.txt",
-                "originalSha256": patchspec_engine::hash::sha256_hex(b"a\n"),
-                "changes": [{"operation": "replace", "startLine": 1, "endLine": 1, "expectedOriginalLines": ["a"], "newLines": ["b"]}]
-            }, {
-                "docPath": "gone.txt",
-                "originalSha256": patchspec_engine::hash::sha256_hex(b"bye\n"),
-                "changes": [{"operation": "insert", "afterLine": 1, "newLines": ["more"]}]
-            }]}),
-        ),
+        ("workspace_write_patch", common::write_patch_two_files()),
         (
             "workspace_create_file",
             json!({"path": "n/e/w.txt", "content": "x\n"}),
@@ -131,19 +120,17 @@ fn any_read(i: usize) -> (&'static str, Value) {
 }
 
 fn run(tool: &str, params: &Value, root: &Path, fs: Option<&dyn Fs>) -> ToolOutcome {
-    let session = Session::default();
-    let call_ = ToolCall {
-        tool_name: tool,
-        params,
-        workspace_root: root,
-        session: &session,
-    };
     match fs {
-        None => call(&call_),
-        Some(fs) => {
-            let open = |_: &Path| -> std::io::Result<Box<dyn Fs + '_>> { Ok(Box::new(fs)) };
-            call_with(&call_, &open)
+        None => {
+            let session = Session::default();
+            call(&ToolCall {
+                tool_name: tool,
+                params,
+                workspace_root: root,
+                session: &session,
+            })
         }
+        Some(fs) => call_on(fs, root, tool, params),
     }
 }
 
