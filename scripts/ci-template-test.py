@@ -26,7 +26,10 @@ executor found through GITHUB_PATH, a pin that does not hold (exit 2), a
 known failure without and with a baseline (needs
 target/release/patchspec-test-executor: `cargo build --release -p
 patchspec-conformance --features test-bins`), and shards as a job matrix
-(the shards' JUnit cases add up to the whole). With `shellcheck` on PATH,
+(the shards' JUnit cases add up to the whole), and the prebuilt installs
+(`install: archive` and `wheel`, built by scripts/dist-archive.sh and
+build-wheel.sh: nothing compiled at install; a checksum that does not hold
+fails). With `shellcheck` on PATH,
 every `run:` script is also checked by it.
 
 Prints `ci-templates: N passed, N failed`; exits 1 if any check failed.
@@ -356,6 +359,35 @@ def main():
     check("shards: both non-empty, disjoint, and together the unsharded run",
           all(shards) and sorted(shards[0] + shards[1]) == sorted(whole) and whole,
           "%d + %d vs %d" % (len(shards[0]), len(shards[1]), len(whole)))
+
+    # 6. Prebuilt installs: the release archive (checksum verified) and the
+    # wheel, built here by the packaging scripts; neither compiles.
+    dist = os.path.join(base, "dist")
+    built = {}
+    for kind, script in (("archive", "dist-archive.sh"), ("wheel", "build-wheel.sh")):
+        proc = subprocess.run([os.path.join(ROOT, "scripts", script), dist], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+        check("%s: scripts/%s builds it" % (kind, script), proc.returncode == 0, proc.stderr[-2000:])
+        built[kind] = proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else None
+    for kind, package in built.items():
+        if not package:
+            continue
+        ok, outs, summary, log, ws = scenario("install-" + kind, {
+            "install": kind, "package": package, "args": "--tool workspace.read_file"})
+        check("install %s: the action succeeds" % kind, ok, log[-3000:])
+        check("install %s: exit-code output 0" % kind, outs.get("exit-code") == "0", str(outs))
+        check("install %s: nothing is compiled" % kind, "cargo install" not in log and "Compiling" not in log, log[-2000:])
+    if built.get("archive"):
+        tampered = os.path.join(base, "tampered", os.path.basename(built["archive"]))
+        os.makedirs(os.path.dirname(tampered))
+        shutil.copy(built["archive"], tampered)
+        with open(tampered + ".sha256", "w") as fh:
+            fh.write("0" * 64 + "  " + os.path.basename(tampered) + "\n")
+        ok, outs, summary, log, ws = scenario("install-tampered", {"install": "archive", "package": tampered})
+        check("install archive: a checksum that does not match fails the action", not ok, log[-2000:])
+    ok, outs, summary, log, ws = scenario("install-no-package", {"install": "wheel"})
+    check("install wheel without package: the action fails, saying so",
+          not ok and "needs package" in log, log[-2000:])
 
     if args.keep:
         print("scratch kept in %s" % base)

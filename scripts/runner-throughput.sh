@@ -7,10 +7,12 @@
 # (user + sys, the runner and its children) of the median run.
 #
 #   scripts/runner-throughput.sh BIN [ROUNDS] [JOBS]
-#   TMPDIR=/dev/shm scripts/runner-throughput.sh target/release/patchspec 5 2
+#   TMPDIR=/var/tmp scripts/runner-throughput.sh target/release/patchspec 5 2
 #
-# Where the case workspaces go is TMPDIR's choice: on a disk every fsync
-# the engine does is paid; on tmpfs it is not (both are worth knowing).
+# Where the case workspaces go: the runner's default, /dev/shm (memory)
+# when TMPDIR is unset; TMPDIR=/var/tmp puts them on the disk, where every
+# fsync the engine does is paid (both are worth knowing; the header of each
+# run names the choice).
 set -euo pipefail
 bin=$(realpath "$1")
 rounds=${2:-5}

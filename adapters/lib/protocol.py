@@ -19,8 +19,13 @@ Python 3.8+, standard library only.
 """
 
 import json
+import os
 import sys
 import time
+
+# One TOOL_RESULT builder for the adapters and the Python executor kit: the kit's.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from patchspec.executor import tool_result  # noqa: E402
 
 PROTOCOL_VERSION = 1
 # Exit status when the implementation crashed (no answer on stdout).
@@ -68,20 +73,6 @@ def hello(name, version, unsupported_tags, language=None, homepage=None):
         "unsupportedTags": list(unsupported_tags),
         "privatePaths": [],
     }
-
-
-def tool_result(call_id, document, started):
-    """A TOOL_RESULT carrying `document` (as a JSON string, per the protocol)."""
-    success = bool(document.get("success"))
-    data = {
-        "toolCallId": call_id,
-        "success": success,
-        "result": json.dumps(document, ensure_ascii=False),
-        "executionTime": round((time.monotonic() - started) * 1000),
-    }
-    if not success:
-        data["error"] = document["error"]["message"]
-    return {"type": "TOOL_RESULT", "data": data}
 
 
 def answer_call(msg, handle):

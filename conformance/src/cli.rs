@@ -234,6 +234,10 @@ pub struct CheckArgs {
     /// Past it the case is an error and the runner reads no further.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::cmd_check::parse_size)]
     pub max_case_bytes: u64,
+    /// The folder each run's case workspaces are made in (default: $TMPDIR when set, else
+    /// /dev/shm when writable, a memory filesystem, else the system temporary folder).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
     /// Session transport: how many times a crashed executor is restarted over the run
     /// (websocket: a started plugin that exited).
     #[arg(long, value_name = "N", default_value_t = 3)]
@@ -300,6 +304,10 @@ pub struct MatrixArgs {
     /// Do not send oneshot executors a HELLO first (nothing declared: every selected case runs).
     #[arg(long)]
     pub no_hello: bool,
+    /// The folder each run's case workspaces are made in (default: $TMPDIR when set, else
+    /// /dev/shm when writable, a memory filesystem, else the system temporary folder).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 /// `patchspec exec`.

@@ -19,7 +19,7 @@ use crate::report::{human::Human, jsonl::JsonLines, junit::Junit, markdown::Mark
 use crate::run::{known_tools, nothing_judged, run, RunConfig, Runner};
 use crate::select::Selection;
 use crate::transport::launch::{launch, Launch, OneshotHello};
-use crate::workspace::RunRoot;
+use crate::workspace::WorkDir;
 
 /// Load the corpus named by the arguments (a directory, or the one compiled
 /// into the binary: see [`crate::corpus_source`]).
@@ -173,8 +173,8 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     }
     // Every case directory, and the executor's TMPDIR and HOME, live under
     // one per-run root that the outside check watches.
-    let mut root = RunRoot::new()
-        .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))?;
+    let work_dir = WorkDir::choose(args.work_dir.as_deref());
+    let mut root = work_dir.run_root().map_err(|e| Error::io(e.to_string()))?;
     root.set_workspace_limit(args.max_case_bytes);
     let root = Arc::new(root);
     let executor = launch(&Launch {
@@ -220,7 +220,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         .as_ref()
         .map(|b| b.stale(&corpus_ids))
         .unwrap_or_default();
-    let header = RunHeader::new(
+    let mut header = RunHeader::new(
         &corpus,
         runner.info().clone(),
         selected.len(),
@@ -228,6 +228,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         &cfg,
         args.baseline.as_ref().map(|p| p.display().to_string()),
     );
+    header.work_dir = Some(work_dir.describe());
 
     // Reporters: the chosen format on stdout (or --report-file); the human
     // report on stdout too unless stdout is taken, then on stderr.

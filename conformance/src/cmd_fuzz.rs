@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind};
 use crate::fuzz::{fuzz, FuzzConfig, FuzzReport, Progress};
 use crate::judge::Judge;
 use crate::transport::launch::{launch, Launch, OneshotHello};
-use crate::workspace::RunRoot;
+use crate::workspace::WorkDir;
 
 /// The report `patchspec fuzz` writes on stdout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -333,8 +333,9 @@ fn json_report(cfg: &FuzzConfig, r: &FuzzReport, args: &FuzzArgs) -> serde_json:
 /// Run `patchspec fuzz`; returns the exit code.
 pub fn fuzz_command(args: &FuzzArgs) -> Result<i32, Error> {
     let cfg = config(args)?;
-    let mut root = RunRoot::new_in(&crate::fuzz::scratch_dir())
-        .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))?;
+    let mut root = WorkDir::choose(None)
+        .run_root()
+        .map_err(|e| Error::io(e.to_string()))?;
     root.set_workspace_limit(crate::workspace::DEFAULT_WORKSPACE_LIMIT);
     let root = Arc::new(root);
     let executor = launch(&Launch {

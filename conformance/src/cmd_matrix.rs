@@ -42,7 +42,7 @@ use crate::run::{known_tools, run, RunConfig, RunOutput, Runner};
 use crate::transport::inprocess::InProcess;
 use crate::transport::launch::{launch_or_unstarted, Launch, OneshotHello};
 use crate::transport::{Declaration, Executor};
-use crate::workspace::RunRoot;
+use crate::workspace::{RunRoot, WorkDir};
 
 /// The name of the built-in reference engine's column.
 pub const REFERENCE: &str = "reference";
@@ -94,10 +94,11 @@ pub fn parse_executor(text: &str) -> Result<ExecutorSpec, String> {
 
 /// A fresh per-run root (every case directory and the executor's TMPDIR and
 /// HOME live under it, watched by the outside check).
-fn new_root() -> Result<Arc<RunRoot>, Error> {
-    RunRoot::new()
+fn new_root(work_dir: &WorkDir) -> Result<Arc<RunRoot>, Error> {
+    work_dir
+        .run_root()
         .map(Arc::new)
-        .map_err(|e| Error::io(format!("cannot create the per-run directory: {e}")))
+        .map_err(|e| Error::io(e.to_string()))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Error> {
@@ -111,6 +112,7 @@ struct Plan<'a> {
     filters: String,
     selected: &'a [&'a Case],
     known_tools: BTreeSet<String>,
+    work_dir: WorkDir,
 }
 
 /// A column's progress on stderr while it runs: a bar `NAME [n/N]` on a
@@ -174,7 +176,7 @@ fn run_column(
 ) -> Result<(Column, Vec<crate::event::CaseResult>), Error> {
     let runner = Runner::with_root(executor, &plan.cfg, root).map_err(Error::usage)?;
     let info = runner.info().clone();
-    let header = RunHeader::new(
+    let mut header = RunHeader::new(
         plan.corpus,
         info.clone(),
         plan.selected.len(),
@@ -182,6 +184,7 @@ fn run_column(
         &plan.cfg,
         None,
     );
+    header.work_dir = Some(plan.work_dir.describe());
     say(format_args!(
         "matrix: {name}: running {} case(s)…",
         plan.selected.len()
@@ -330,14 +333,25 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         filters: sel.describe(),
         selected: &selected,
         known_tools: known_tools(&corpus.cases),
+        work_dir: WorkDir::choose(args.work_dir.as_deref()),
     };
+    say(format_args!(
+        "matrix: workspaces in {}",
+        plan.work_dir.describe()
+    ));
     let started = Instant::now();
     let mut m = Matrix::new(args.judging.judge, source.clone(), &selected);
     let engine = InProcess::new(&args.judging.ignore_path);
-    let (column, results) = run_column(&plan, REFERENCE, &engine, "built-in".into(), new_root()?)?;
+    let (column, results) = run_column(
+        &plan,
+        REFERENCE,
+        &engine,
+        "built-in".into(),
+        new_root(&plan.work_dir)?,
+    )?;
     m.add_column(column, &results);
     for spec in &specs {
-        let root = new_root()?;
+        let root = new_root(&plan.work_dir)?;
         let executor = launch_or_unstarted(&Launch {
             transport: args.transport,
             argv: &spec.argv,

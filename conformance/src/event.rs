@@ -47,6 +47,9 @@ pub struct RunHeader {
     pub baseline: Option<String>,
     /// How answers are judged.
     pub judge: crate::judge::Judge,
+    /// Where the case workspaces are ([`crate::workspace::WorkDir::describe`]),
+    /// when the run made them.
+    pub work_dir: Option<String>,
 }
 
 impl RunHeader {
@@ -74,6 +77,7 @@ impl RunHeader {
             timeout: cfg.timeout,
             baseline,
             judge: cfg.judge,
+            work_dir: None,
         }
     }
 }

@@ -506,6 +506,60 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
     Ok(())
 }
 
+/// The folder a run's per-run root is made in, and why that one: named in
+/// the run header, so a slow run on a disk is never a mystery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkDir {
+    /// The folder.
+    pub path: PathBuf,
+    /// Why it was chosen: `--work-dir`, `TMPDIR`, `memory` or `system temp`.
+    pub reason: &'static str,
+}
+
+impl WorkDir {
+    /// `explicit` (`--work-dir`) when given; else `$TMPDIR` when set; else
+    /// `/dev/shm` when it is a writable directory (a memory filesystem: the
+    /// engine fsyncs every commit, and on a disk that costs more than the
+    /// whole call); else the system temporary directory.
+    pub fn choose(explicit: Option<&Path>) -> WorkDir {
+        WorkDir::choose_from(
+            explicit,
+            std::env::var_os("TMPDIR").is_some(),
+            Path::new("/dev/shm"),
+        )
+    }
+
+    fn choose_from(explicit: Option<&Path>, tmpdir_set: bool, shm: &Path) -> WorkDir {
+        let (path, reason) = match explicit {
+            Some(dir) => (dir.to_path_buf(), "--work-dir"),
+            None if tmpdir_set => (std::env::temp_dir(), "TMPDIR"),
+            None if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() => {
+                (shm.to_path_buf(), "memory")
+            }
+            None => (std::env::temp_dir(), "system temp"),
+        };
+        WorkDir { path, reason }
+    }
+
+    /// A fresh per-run root here; the error names the folder.
+    pub fn run_root(&self) -> io::Result<RunRoot> {
+        RunRoot::new_in(&self.path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create the per-run directory in {}: {e}",
+                    self.path.display()
+                ),
+            )
+        })
+    }
+
+    /// `PATH (REASON)`, as the run header prints it.
+    pub fn describe(&self) -> String {
+        format!("{} ({})", self.path.display(), self.reason)
+    }
+}
+
 /// The environment of an executor process: `TMPDIR` (also `TMP`, `TEMP`)
 /// and `HOME`, both inside the per-run root so the outside check sees what
 /// the executor leaves there, and `XDG_STATE_HOME`, one folder per run
@@ -1285,5 +1339,40 @@ mod tests {
         assert!(!base.exists(), "the case directory was removed");
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    #[test]
+    fn work_dir_prefers_the_flag_then_tmpdir_then_memory() {
+        let shm = tempfile::tempdir().expect("a writable stand-in for /dev/shm");
+        let flag = Path::new("/somewhere/else");
+        let chosen = WorkDir::choose_from(Some(flag), true, shm.path());
+        assert_eq!((chosen.path.as_path(), chosen.reason), (flag, "--work-dir"));
+        assert_eq!(
+            WorkDir::choose_from(None, true, shm.path()).reason,
+            "TMPDIR"
+        );
+        let memory = WorkDir::choose_from(None, false, shm.path());
+        assert_eq!(
+            (memory.path.as_path(), memory.reason),
+            (shm.path(), "memory")
+        );
+        let missing = shm.path().join("absent");
+        assert_eq!(
+            WorkDir::choose_from(None, false, &missing).reason,
+            "system temp"
+        );
+    }
+
+    #[test]
+    fn a_work_dir_that_cannot_hold_a_run_root_is_named_in_the_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("absent");
+        let err = WorkDir::choose(Some(&missing))
+            .run_root()
+            .expect_err("no such folder");
+        assert!(
+            err.to_string().contains(&missing.display().to_string()),
+            "{err}"
+        );
     }
 }

@@ -1551,3 +1551,39 @@ fn coverage_accepts_a_named_test_that_exists() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.stdout.contains("declares no fn gone"), "{}", run.stdout);
 }
+
+#[test]
+fn work_dir_holds_the_case_workspaces_and_is_named_in_the_header() {
+    let corpus = Corpus::new();
+    corpus.case("c/one", "", &[]);
+    let work = tempfile::tempdir().expect("work dir");
+    let work_text = work.path().to_str().expect("utf-8");
+    let run = check(&corpus, &["--work-dir", work_text], &[EXECUTOR], 0);
+    let header = run.lines().into_iter().find(|v| v["type"] == "header");
+    assert_eq!(
+        header.expect("a header line")["workDir"],
+        format!("{work_text} (--work-dir)"),
+        "{}",
+        run.stdout
+    );
+    // The per-run root was made there, and removed with the run.
+    assert_eq!(
+        std::fs::read_dir(work.path())
+            .expect("read work dir")
+            .count(),
+        0,
+        "the run leaves nothing in --work-dir"
+    );
+
+    let missing = work.path().join("absent");
+    let missing_text = missing.to_str().expect("utf-8");
+    let refused = patchspec(&[
+        "check",
+        "--corpus",
+        corpus.root().to_str().expect("utf-8"),
+        "--work-dir",
+        missing_text,
+    ]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains(missing_text), "{}", refused.stderr);
+}

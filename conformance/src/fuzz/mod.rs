@@ -270,19 +270,6 @@ pub fn found_id(tool: &str, given: &Given, call: &Map<String, Value>) -> String 
     format!("found/{tool}/{}", &sha256_hex(canonical.as_bytes())[..16])
 }
 
-/// Where a fuzz run's workspaces go: `/dev/shm` when it is a writable
-/// directory and `TMPDIR` is not set (a commit fsyncs, and on a disk that
-/// costs more than the whole call), else the system temporary directory.
-pub fn scratch_dir() -> PathBuf {
-    let shm = Path::new("/dev/shm");
-    let writable = || tempfile::tempdir_in(shm).is_ok();
-    if std::env::var_os("TMPDIR").is_none() && shm.is_dir() && writable() {
-        shm.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    }
-}
-
 /// Everything one run shares between its workers.
 struct Shared<'a> {
     runner: Runner<'a>,

@@ -188,7 +188,7 @@ impl Reference {
     /// A reference with a fresh per-run directory of its own.
     pub fn new() -> std::io::Result<Reference> {
         let private: Vec<String> = PRIVATE_PATHS.iter().map(|s| s.to_string()).collect();
-        let root = RunRoot::new_in(&super::scratch_dir())?;
+        let root = crate::workspace::WorkDir::choose(None).run_root()?;
         // Read once, by materialising and snapshotting one file, so that the
         // tree before each call can be computed instead of walked.
         let probe: Given = serde_json::from_value(json!({"files": {"probe.txt": ""}}))

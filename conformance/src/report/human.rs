@@ -143,6 +143,9 @@ pub fn header(h: &RunHeader) -> String {
         h.corpus_hash,
         h.corpus_root,
     );
+    if let Some(dir) = &h.work_dir {
+        out.push_str(&format!("workspaces in {dir}\n"));
+    }
     if let Declaration::Missing(why) = &h.executor.declared_by {
         out.push_str(&format!(
             "no HELLO given ({why}): the executor declared nothing; its tools, tags and private paths come from --skip-tool, --skip-tag and --ignore-path only\n"

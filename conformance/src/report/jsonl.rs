@@ -16,6 +16,7 @@
 //! | `timeoutMs` | integer | per-case timeout |
 //! | `baseline` | string or null | the baseline file |
 //! | `judge` | string | how answers were judged: `full` (the result document and the tree) or `outcome` (success or failure and the tree) |
+//! | `workDir` | string or null | where the case workspaces were made and why: `PATH (--work-dir\|TMPDIR\|memory\|system temp)` |
 //!
 //! Then one line per case, in id order:
 //!
@@ -114,6 +115,7 @@ pub fn header(h: &RunHeader) -> Value {
         "timeoutMs": h.timeout.as_millis() as u64,
         "baseline": h.baseline,
         "judge": h.judge.as_str(),
+        "workDir": h.work_dir,
     })
 }
 
