@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fail when docs/compliance.md was generated on a corpus other than the
-# current one: its summary names the corpus hash of the run
+# current one, or lacks a generated block (the hazards table and its case
+# lists are generated with the summary, from the same run and the corpus's
+# tags, so the one hash covers them): its summary names the corpus hash of the run
 # ("Generated on corpus `sha256:HEX`"), and `patchspec check --corpus-hash`
 # (the runner's own pin check, the same hash as in every report) refuses a
 # corpus whose content differs. The check runs the apply_patch cases against
@@ -18,6 +20,12 @@ if [ -z "$hash" ]; then
   echo "compliance-fresh: $doc names no corpus hash (\"Generated on corpus \`sha256:…\`\"): run adapters/compliance.sh" >&2
   exit 1
 fi
+for block in summary hazards hazard-cases departures fingerprint matrix; do
+  if ! awk -v b="$block" '$0 ~ "<!-- BEGIN GENERATED " b " " {on=1; next} $0 ~ "<!-- END GENERATED " b " " {exit} on && NF {found=1} END {exit !found}' "$doc"; then
+    echo "compliance-fresh: $doc has no generated $block block (or an empty one): run adapters/compliance.sh" >&2
+    exit 1
+  fi
+done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if "$bin" check --corpus-hash "$hash" --tool apply_patch >"$log" 2>&1; then

@@ -29,16 +29,8 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 now() { date +%s; }
 say() { printf 'compliance [%4ds] %s\n' "$(($(now) - started))" "$*"; }
 
-# name | install command | executor command (both relative to the repository root)
-COLUMNS=(
-  "codex-0.169.0|adapters/envelope-cli/install-codex.sh 0.169.0|adapters/envelope-cli/codex-apply-patch 0.169.0"
-  "codex-0.25.0|adapters/envelope-cli/install-codex.sh 0.25.0|adapters/envelope-cli/codex-apply-patch 0.25.0"
-  "openai-agents|adapters/openai-agents/install.sh|adapters/openai-agents/openai-agents-apply-diff"
-  "agents-core|adapters/agents-core/install.sh|adapters/agents-core/agents-core-apply-patch"
-  "cap-disk|adapters/codex-apply-patch-pypi/install.sh|adapters/codex-apply-patch-pypi/codex-apply-patch-disk"
-  "cap-memory|adapters/codex-apply-patch-pypi/install.sh|adapters/codex-apply-patch-pypi/codex-apply-patch-memory"
-  "apply-patch-py|adapters/apply-patch-py/install.sh|adapters/apply-patch-py/apply-patch-py"
-)
+# The columns: adapters/columns.sh (COLUMNS, one "name|install|executor" each).
+source adapters/columns.sh
 
 rm -rf "$out"
 mkdir -p "$out/install"

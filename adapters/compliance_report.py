@@ -15,8 +15,20 @@ written by hand) is kept. Blocks:
                "Generated on corpus `sha256:HEX`"), pass rates by judge mode,
                by tool area, run times, and the columns that did not run;
   departures   per implementation, its most serious departures with case ids;
+  hazards      per column, how many cases show each hazard (HAZARDS: wrote
+               outside the workspace, partial multi-file change, near match
+               applied, first of several matches taken, bytes changed it was
+               not asked to, crashed or timed out), each count a link to its
+               list of cases in the `hazard-cases` block;
+  hazard-cases those lists, one anchor per column and hazard, each case a
+               link to its file in corpus/;
   fingerprint  which implementation does what on a few telling cases;
   matrix       the outcome matrix (matrix.md of the outcome run).
+
+A hazard is read from the outcome run's cells alone: the case's tags (the
+corpus tags `near-match` and `ambiguous` exist for this), the cell's
+departure, its `success`, and its `drift` (the runner's byte-level reading
+of the tree diff: line endings, final newline, BOM, a lossy re-encoding).
 
 Python 3.8+, standard library only.
 """
@@ -60,6 +72,113 @@ PROBES = [
     ("keeps a BOM when line 1 changes", "encoding/bom-kept-when-line-one-changes", "keeps"),
     ("reads past `*** End Patch`", "grammar/second-envelope-after-end-patch", "changed"),
 ]
+
+# The hazards, in table order: (key, column heading, what it means).
+HAZARDS = [
+    ("outside", "wrote outside the workspace", "the runner saw a write outside the workspace (`wrote-outside`)"),
+    ("partial", "partial change", "it refused but left files changed (`changed-on-refusal`): a multi-file "
+                                  "change half made"),
+    ("near", "near match applied", "it applied a case tagged `near-match` (the hunk differs from the file in "
+                                   "whitespace, Unicode look-alikes, case or a cut line: the spec refuses)"),
+    ("first", "first of several matches", "it applied a case tagged `ambiguous` (the hunk matches more than once: "
+                                          "the spec refuses with `multiple_matches`)"),
+    ("bytes", "bytes it was not asked to change", "a file differs from the expected one only in line endings, "
+                                                  "the final newline, a BOM or a lossy UTF-8 rewrite (`drift`)"),
+    ("crash", "crashed, hung or timed out", "no valid answer (`error`: a crash, a timeout, a protocol violation)"),
+]
+
+
+def hazards_of(case, result):
+    """The hazard keys one cell shows (a list, in HAZARDS order)."""
+    if not result or result.get("outcome") not in ("fail", "error"):
+        return []
+    tags = set(case.get("tags") or [])
+    departure = result.get("departure")
+    applied = result.get("success") is True
+    found = []
+    if departure == "wrote-outside":
+        found.append("outside")
+    if departure == "changed-on-refusal":
+        found.append("partial")
+    if applied and "near-match" in tags and case.get("expectSuccess") is False:
+        found.append("near")
+    if applied and "ambiguous" in tags and case.get("expectSuccess") is False:
+        found.append("first")
+    if result.get("drift"):
+        found.append("bytes")
+    if departure == "error":
+        found.append("crash")
+    return found
+
+
+def hazard_table(outcome):
+    """{column: {hazard key: [case ids]}} over the outcome run."""
+    table = {}
+    for i in columns_of(outcome):
+        per = {key: [] for key, _, _ in HAZARDS}
+        for c in outcome["cases"]:
+            for key in hazards_of(c, c["results"].get(i["name"])):
+                per[key].append(c["id"])
+        table[i["name"]] = per
+    return table
+
+
+def anchor(column, key):
+    return "hazard-%s-%s" % (re.sub(r"[^a-z0-9]+", "-", column.lower()).strip("-"), key)
+
+
+def drift_kinds(outcome, column, ids):
+    """How often each drift kind occurs among `ids` of `column`: 'line-endings 3, bom 1'."""
+    counts = {}
+    by_id = {c["id"]: c for c in outcome["cases"]}
+    for x in ids:
+        for k in by_id[x]["results"][column].get("drift") or []:
+            counts[k] = counts.get(k, 0) + 1
+    return ", ".join("%s %d" % (k, n) for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def hazards(outcome):
+    table = hazard_table(outcome)
+    judged = {i["name"]: i["totals"]["pass"] + i["totals"]["fail"] + i["totals"]["error"]
+              for i in columns_of(outcome)}
+    lines = ["| column | cases run | " + " | ".join(h for _, h, _ in HAZARDS) + " |",
+             "|---|---:|" + "---:|" * len(HAZARDS)]
+    for i in columns_of(outcome):
+        name = i["name"]
+        cells = []
+        for key, _, _ in HAZARDS:
+            ids = table[name][key]
+            cells.append("[**%d**](#%s)" % (len(ids), anchor(name, key)) if ids else "0")
+        lines.append("| **%s** | %d | %s |" % (name, judged[name], " | ".join(cells)))
+    lines.append("")
+    lines.append("A count is of cases (one case can show more than one hazard); it links to the cases. "
+                 "Read from the `--judge outcome` run:")
+    lines.append("")
+    for _, heading, meaning in HAZARDS:
+        lines.append("- **%s**: %s." % (heading, meaning))
+    return "\n".join(lines) + "\n"
+
+
+def hazard_cases(outcome):
+    table = hazard_table(outcome)
+    lines = []
+    for i in columns_of(outcome):
+        name = i["name"]
+        rows = [(key, heading) for key, heading, _ in HAZARDS if table[name][key]]
+        if not rows:
+            continue
+        lines.append("**%s**" % name)
+        lines.append("")
+        for key, heading in rows:
+            ids = table[name][key]
+            extra = " (%s)" % drift_kinds(outcome, name, ids) if key == "bytes" else ""
+            links = ", ".join("[`%s`](../corpus/%s.json)" % (x.split("/", 1)[-1], x) for x in ids)
+            lines.append('- <a id="%s"></a>%s, %d%s: %s' % (anchor(name, key), heading, len(ids), extra, links))
+        lines.append("")
+    if not lines:
+        lines.append("No column shows a hazard.")
+    return "\n".join(lines) + "\n"
+
 
 HASH_LINE = re.compile(r"Generated on corpus `sha256:([0-9a-f]{64})`")
 
@@ -256,6 +375,7 @@ def main(argv):
     with open(doc_path, encoding="utf-8") as f:
         doc = f.read()
     for name, text in (("summary", summary(outcome, full, columns, timing)), ("departures", departures(outcome)),
+                       ("hazards", hazards(outcome)), ("hazard-cases", hazard_cases(outcome)),
                        ("fingerprint", fingerprint(outcome)), ("matrix", matrix_md)):
         doc = replace_block(doc, name, text)
     with open(doc_path, "w", encoding="utf-8") as f:

@@ -67,6 +67,44 @@ class Report(unittest.TestCase):
         table = report.fingerprint(matrix())
         self.assertIn("| folds Unicode punctuation (smart quotes) (`matching/smart-quotes`) | no | yes |", table)
 
+    def test_each_hazard_is_read_from_tags_departure_success_and_drift(self):
+        def hz(tags, result, expect=False):
+            return report.hazards_of({"tags": tags, "expectSuccess": expect}, result)
+        self.assertEqual(hz([], res("fail", "wrote-outside", True)), ["outside"])
+        self.assertEqual(hz(["atomic"], res("fail", "changed-on-refusal", False)), ["partial"])
+        self.assertEqual(hz(["near-match"], res("fail", "applied-invalid", True)), ["near"])
+        self.assertEqual(hz(["ambiguous"], res("fail", "applied-invalid", True)), ["first"])
+        self.assertEqual(hz(["ambiguous", "near-match"], res("fail", "wrote-outside", True)),
+                         ["outside", "near", "first"])
+        drifted = dict(res("fail", "wrong-tree", True), drift=["line-endings"])
+        self.assertEqual(hz(["crlf"], drifted, expect=True), ["bytes"])
+        self.assertEqual(hz([], res("error", "error")), ["crash"])
+        # Not hazards: a pass, a refusal of a near match, a tagged case the spec applies,
+        # a wrong tree whose text differs (no drift), a skip.
+        self.assertEqual(hz(["near-match"], res("pass", success=False)), [])
+        self.assertEqual(hz(["near-match"], res("fail", "wrong-result", False)), [])
+        self.assertEqual(hz(["ambiguous"], res("fail", "wrong-tree", True), expect=True), [])
+        self.assertEqual(hz(["crlf"], dict(res("fail", "wrong-tree", True), drift=[]), expect=True), [])
+        self.assertEqual(hz(["near-match"], res("skip")), [])
+        self.assertEqual(hz(["near-match"], None), [])
+
+    def test_hazard_counts_link_to_their_case_lists(self):
+        m = matrix()
+        m["cases"].append({"id": "apply_patch/line-endings/crlf", "tags": ["crlf"], "expectSuccess": True,
+                           "results": {"reference": res("pass"),
+                                       "x": dict(res("fail", "wrong-tree", True), drift=["line-endings"])}})
+        m["cases"][1]["tags"] = ["near-match"]
+        m["cases"][1]["expectSuccess"] = False
+        table = report.hazards(m)
+        self.assertIn("| **reference** | 3 | 0 | 0 | 0 | 0 | 0 | 0 |", table)
+        self.assertIn("| **x** | 3 | [**1**](#hazard-x-outside) | 0 | [**1**](#hazard-x-near) | 0 | "
+                      "[**1**](#hazard-x-bytes) | 0 |", table)
+        cases = report.hazard_cases(m)
+        self.assertIn('- <a id="hazard-x-near"></a>near match applied, 1: '
+                      "[`matching/smart-quotes`](../corpus/apply_patch/matching/smart-quotes.json)", cases)
+        self.assertIn('<a id="hazard-x-bytes"></a>bytes it was not asked to change, 1 (line-endings 1): ', cases)
+        self.assertNotIn("reference", cases)
+
     def test_blocks_are_replaced_and_the_text_around_them_kept(self):
         doc = "intro\n<!-- BEGIN GENERATED summary (x) -->\nold\n<!-- END GENERATED summary -->\nfindings\n"
         self.assertEqual(report.replace_block(doc, "summary", "new"),
@@ -89,7 +127,8 @@ class Report(unittest.TestCase):
             doc = os.path.join(out, "doc.md")
             with open(doc, "w") as f:
                 f.write("".join("<!-- BEGIN GENERATED %s -->\n<!-- END GENERATED %s -->\n" % (b, b)
-                                for b in ("summary", "departures", "fingerprint", "matrix")))
+                                for b in ("summary", "departures", "hazards", "hazard-cases", "fingerprint",
+                                          "matrix")))
             self.assertEqual(report.main([out, doc]), 0)
             with open(doc) as f:
                 text = f.read()

@@ -16,6 +16,9 @@ EXECUTORS = [
     "codex-apply-patch-pypi/codex-apply-patch-disk",
     "codex-apply-patch-pypi/codex-apply-patch-memory",
     "apply-patch-py/apply-patch-py",
+    "cline/cline-apply-patch",
+    "aider/aider-patch-coder",
+    "zenpatch/zenpatch-apply",
 ]
 
 

@@ -203,24 +203,37 @@ fn human(
             writeln!(out, "  {kind:<40} {n:>8}")?;
         }
     }
+    if !r.by_signature.is_empty() {
+        writeln!(out, "by signature (shrunk once each):")?;
+        for (signature, n) in &r.by_signature {
+            writeln!(out, "  {signature:<40} {n:>8}")?;
+        }
+    }
     for f in &r.found {
         writeln!(
             out,
             "FOUND {} ({} call(s), first: call {}): {}",
             f.case.id, f.count, f.index, f.signature
         )?;
-        writeln!(
-            out,
-            "  shrunk from {} to {} lines in {} checks{}",
-            f.size_before,
-            f.size_after,
-            f.checks,
-            if f.budget_exhausted {
-                " (the shrink budget ran out)"
-            } else {
-                ""
-            }
-        )?;
+        if f.recognised {
+            writeln!(
+                out,
+                "  recognised: found before (its signature is in the output directory's index), not shrunk again"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "  shrunk from {} to {} lines in {} checks{}",
+                f.size_before,
+                f.size_after,
+                f.checks,
+                if f.budget_exhausted {
+                    " (the shrink budget ran out)"
+                } else {
+                    ""
+                }
+            )?;
+        }
         for m in &f.result.detail.result {
             writeln!(out, "  {m}")?;
         }
@@ -309,6 +322,7 @@ fn json_report(cfg: &FuzzConfig, r: &FuzzReport, args: &FuzzArgs) -> serde_json:
         "shrinkMs": r.shrink_duration.as_millis() as u64,
         "byTool": r.by_tool.iter().map(|(t, c)| (t.clone(), json!({"calls": c.calls, "disagreements": c.disagreements}))).collect::<serde_json::Map<_, _>>(),
         "byKind": r.by_kind,
+        "bySignature": r.by_signature,
         "found": r.found.iter().map(|f| json!({
             "id": f.case.id,
             "signature": f.signature,
@@ -320,6 +334,7 @@ fn json_report(cfg: &FuzzConfig, r: &FuzzReport, args: &FuzzArgs) -> serde_json:
             "budgetExhausted": f.budget_exhausted,
             "written": f.written.as_ref().map(|p| p.display().to_string()),
             "known": f.known,
+            "recognised": f.recognised,
             "case": f.case,
         })).collect::<Vec<_>>(),
         "referenceErrors": r.reference_errors.len(),

@@ -112,6 +112,11 @@ fn caught(defect: &str, again: bool) {
         assert_eq!(again["found"][0]["id"], found["id"]);
         assert_eq!(again["found"][0]["firstCall"], found["firstCall"]);
         assert_eq!(again["found"][0]["known"], true);
+        // Recognised by its signature (the output directory's index): run
+        // once, not shrunk again.
+        assert_eq!(again["found"][0]["recognised"], true, "{again:#}");
+        assert_eq!(again["found"][0]["checks"], 0, "{again:#}");
+        assert_eq!(found["recognised"], false, "{found:#}");
     }
     // Replayed as a corpus: the defect fails it, the reference passes it.
     assert_eq!(check(out.path(), &[MUTANT, defect]), 1, "{defect}");
@@ -141,6 +146,46 @@ fn writing_files_one_by_one_without_rollback_is_caught() {
 #[test]
 fn following_a_symlink_out_is_caught() {
     caught("follows-symlink-out", true);
+}
+
+/// Every disagreement is counted under its signature, each signature shrunk
+/// once: the counts add up to the disagreements, and there is one found case
+/// per signature, whose count is its signature's.
+#[test]
+fn disagreements_are_counted_per_signature_and_each_signature_shrunk_once() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let dir = out.path().to_str().expect("utf-8 path");
+    let args = [
+        "--seed",
+        "5",
+        "--runs",
+        "600",
+        "-j",
+        "2",
+        "--skip-tool",
+        "workspace.read_file",
+        "--out",
+        dir,
+    ];
+    let executor = [MUTANT, "ap-final-newline-added", "--session"];
+    let (code, report) = fuzz(&args, &executor);
+    assert_eq!(code, 1, "{report:#}");
+    let by_signature = report["bySignature"].as_object().expect("bySignature");
+    let total: u64 = by_signature.values().filter_map(Value::as_u64).sum();
+    assert_eq!(Some(total), report["disagreements"].as_u64(), "{report:#}");
+    let found = report["found"].as_array().expect("found");
+    assert_eq!(found.len(), by_signature.len(), "{report:#}");
+    for f in found {
+        let signature = f["signature"].as_str().expect("a signature");
+        assert_eq!(f["count"], by_signature[signature], "{report:#}");
+    }
+    let index: Value = serde_json::from_slice(
+        &std::fs::read(out.path().join(".fuzz-signatures.json")).expect("the signature index"),
+    )
+    .expect("JSON");
+    for f in found {
+        assert_eq!(index[f["signature"].as_str().unwrap_or_default()], f["id"]);
+    }
 }
 
 #[test]

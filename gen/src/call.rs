@@ -161,7 +161,9 @@ pub struct GenCall {
 impl GenCall {
     /// The corpus tags that describe what the call needs, so an executor's
     /// `unsupportedTags` and `--skip-tag` can rule it out: `symlink`,
-    /// `modes`, `limits`, `active-files`, `crlf`, `bom`, `non-utf8`.
+    /// `modes`, `limits`, `active-files`, `crlf`, `bom`, `non-utf8`, and,
+    /// as the corpus tags such cases, `partial` (`atomic: false`) and
+    /// `stale` (`expectedSha256ByPath`).
     pub fn tags(&self) -> Vec<String> {
         let mut tags = Vec::new();
         let mut add = |t: &str, on: bool| {
@@ -179,6 +181,8 @@ impl GenCall {
                 })
         };
         add("symlink", !self.symlinks.is_empty());
+        add("partial", self.params.get("atomic") == Some(&json!(false)));
+        add("stale", self.params.contains_key("expectedSha256ByPath"));
         add("modes", self.files.iter().any(|(_, _, m)| *m != 0o644));
         add("limits", self.create_file_max_bytes.is_some());
         add("active-files", !self.active_files.is_empty());
@@ -482,6 +486,17 @@ mod tests {
         };
         /// A shape's name, its test, and how many of the calls at least have it.
         type Shape<'a> = (&'a str, &'a dyn Fn(&GenCall) -> bool, usize);
+        for c in &calls {
+            let tags = c.tags();
+            assert_eq!(
+                tags.contains(&"partial".to_string()),
+                c.params.get("atomic") == Some(&json!(false))
+            );
+            assert_eq!(
+                tags.contains(&"stale".to_string()),
+                c.params.contains_key("expectedSha256ByPath")
+            );
+        }
         let shapes: [Shape<'_>; 9] = [
             ("symlinks", &|c| !c.symlinks.is_empty(), 100),
             ("crlf", &|c| c.tags().contains(&"crlf".to_string()), 100),

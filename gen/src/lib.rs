@@ -27,4 +27,4 @@ pub mod write_patch;
 /// The generators' version, recorded in every case `patchspec fuzz` writes:
 /// the same seed gives the same calls only under the same version. Bump it
 /// whenever a change alters what a seed generates.
-pub const GENERATOR_VERSION: &str = "1";
+pub const GENERATOR_VERSION: &str = "2";

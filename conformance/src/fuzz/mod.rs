@@ -15,12 +15,18 @@
 //!
 //! A call the executor does not pass is a [`Disagreement`]; its
 //! [signature](Disagreement::signature) (what differed) groups the
-//! disagreements of a run. The first of each signature is shrunk
+//! disagreements of a run, and the report counts the calls of each
+//! ([`FuzzReport::by_signature`]). The first of each signature is shrunk
 //! ([`shrink`], bounded by [`FuzzConfig::shrink_checks`]) and, with an
 //! output directory, written as a case `found/<tool>/<hash>`: the id is
 //! a hash of the shrunk workspace and call, so a case found twice (in one
 //! run or across runs) is written once, and `patchspec check --corpus DIR`
-//! replays it.
+//! replays it. The directory also keeps an index of the signatures found
+//! (`.fuzz-signatures.json`, signature → case id): a signature already in
+//! it is not shrunk again. Its case is run once instead (one call, where a
+//! shrink costs up to `shrink_checks`), and if the executor still fails it,
+//! the disagreement is counted under that case as known; if it now passes,
+//! the signature is shrunk anew.
 //!
 //! What it leaves out: printing (the command does it from [`Progress`] and
 //! the [`FuzzReport`]), and the IDE tools (no generator yet).
@@ -193,6 +199,9 @@ pub struct Found {
     pub written: Option<PathBuf>,
     /// It was already there (found before).
     pub known: bool,
+    /// Its signature was in the output directory's index and its case still
+    /// disagrees: it was recognised, not shrunk (`checks` is 0).
+    pub recognised: bool,
 }
 
 /// Calls and disagreements of one tool.
@@ -221,6 +230,9 @@ pub struct FuzzReport {
     pub by_tool: BTreeMap<String, ToolCount>,
     /// Disagreements per kind (a call counts once for each of its kinds).
     pub by_kind: BTreeMap<String, u64>,
+    /// Disagreements per signature (every signature of the run, also those
+    /// `--max-found` left unshrunk).
+    pub by_signature: BTreeMap<String, u64>,
     /// One shrunk case per signature, by first index.
     pub found: Vec<Found>,
     /// Violations pinned on no call (session: output after the last answer).
@@ -336,6 +348,43 @@ impl Shared<'_> {
         }
     }
 
+    /// The disagreement `d` recognised as the already found case `id` (from
+    /// the output directory's index), when that case is there and the
+    /// executor still fails it the same way; `None` otherwise (shrink it).
+    fn recognise(&self, d: &Disagreement, count: usize, id: &str) -> Option<Found> {
+        let dir = self.cfg.out.as_ref()?;
+        let path = dir.join(format!("{id}.json"));
+        let case = crate::case::parse_case(&std::fs::read(&path).ok()?, Some(id)).ok()?;
+        let result = self.runner.run_case(&case);
+        let still = result.raw != RawOutcome::Pass
+            && result.raw != RawOutcome::Skip
+            && kinds_of(&result).iter().any(|k| d.kinds().contains(k));
+        if !still {
+            return None;
+        }
+        let size_after = shrink::size(&Candidate {
+            given: case.given.clone(),
+            call: case.call.clone(),
+        });
+        Some(Found {
+            signature: d.signature(),
+            count,
+            index: d.index,
+            size_before: shrink::size(&Candidate {
+                given: d.case.given.clone(),
+                call: d.case.call.clone(),
+            }),
+            size_after,
+            checks: 0,
+            budget_exhausted: false,
+            case,
+            result,
+            written: Some(path),
+            known: true,
+            recognised: true,
+        })
+    }
+
     /// Shrink a disagreement and write it (with `--out`).
     fn found(&self, d: &Disagreement, count: usize) -> Result<Found, String> {
         let signature = d.signature();
@@ -410,6 +459,7 @@ impl Shared<'_> {
             budget_exhausted: shrunk.budget_exhausted,
             written,
             known,
+            recognised: false,
         })
     }
 }
@@ -437,6 +487,34 @@ fn patchspec_gen_tags(case: &Case) -> Vec<String> {
         create_file_max_bytes: case.given.session.limits.create_file_max_bytes,
     };
     call.tags()
+}
+
+/// The index of the signatures found in an output directory:
+/// `DIR/.fuzz-signatures.json`, an object signature → case id (a top-level
+/// dot file, which `patchspec check --corpus DIR` does not take for a case).
+pub fn signature_index_path(dir: &Path) -> PathBuf {
+    dir.join(".fuzz-signatures.json")
+}
+
+/// The signature index of `dir` (empty when there is none or it cannot be
+/// read: then every signature is shrunk, as without an index).
+pub fn read_signature_index(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read(signature_index_path(dir))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Write the signature index of `dir` (as `write_case` writes a case).
+pub fn write_signature_index(dir: &Path, index: &BTreeMap<String, String>) -> Result<(), String> {
+    let path = signature_index_path(dir);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let mut text = serde_json::to_string_pretty(index).map_err(|e| e.to_string())?;
+    text.push('\n');
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Write `case` as `DIR/<id>.json` unless it is there; `(path, already there)`.
@@ -576,9 +654,27 @@ pub fn fuzz(
     if let Some(max) = cfg.max_found {
         firsts.truncate(max);
     }
+    let mut index = cfg
+        .out
+        .as_deref()
+        .map(read_signature_index)
+        .unwrap_or_default();
     for (signature, d) in firsts {
         let count = book.counts.get(&signature).copied().unwrap_or(1);
-        report.found.push(shared.found(&d, count)?);
+        let recognised = index
+            .get(&signature)
+            .and_then(|id| shared.recognise(&d, count, id));
+        let found = match recognised {
+            Some(f) => f,
+            None => shared.found(&d, count)?,
+        };
+        index.insert(signature, found.case.id.clone());
+        report.found.push(found);
+    }
+    if let Some(dir) = &cfg.out {
+        if !report.found.is_empty() {
+            write_signature_index(dir, &index)?;
+        }
     }
     report.shrink_duration = shrink_started.elapsed();
     executor.finish();
@@ -593,6 +689,11 @@ pub fn fuzz(
     report.reference_errors = book.reference_errors;
     report.by_tool = book.by_tool;
     report.by_kind = book.by_kind;
+    report.by_signature = book
+        .counts
+        .into_iter()
+        .map(|(s, n)| (s, n as u64))
+        .collect();
     Ok(report)
 }
 

@@ -40,7 +40,7 @@
 //! | `spec`, `tags` | arrays of strings | from the case |
 //! | `expectSuccess` | boolean or null | the pattern's literal `success` |
 //! | `disagree` | boolean | the implementations under test (every column but the reference) that ran it did different things (`behaviour` differs); agreeing with the reference is what `pass` measures |
-//! | `results` | object | implementation name → `{outcome, reason, departure, success, behaviour}` |
+//! | `results` | object | implementation name → `{outcome, reason, departure, success, behaviour, drift}` |
 //!
 //! `outcome` is `pass`, `fail`, `error`, `skip` or `not-run`; `reason` a
 //! one-line explanation (empty for a pass); `departure` null for a pass or a
@@ -48,7 +48,10 @@
 //! `changed-on-refusal`, `wrong-tree`, `wrong-result` or `error`; `success`
 //! the `data.success` received (null without a valid answer); `behaviour` a
 //! short fingerprint of the answer's success and the trees after the call
-//! (equal fingerprints: the same behaviour), null when not run.
+//! (equal fingerprints: the same behaviour), null when not run; `drift` the
+//! byte-level kinds of the workspace files' differences that leave the text
+//! the same (`bom`, `line-endings`, `final-newline`, `encoding`: a lossy
+//! UTF-8 rewrite), sorted, empty when there is none.
 
 use serde_json::{json, Map, Value};
 
@@ -111,6 +114,7 @@ pub fn to_json(m: &Matrix) -> Value {
                             "departure": cell.departure.map(|d| d.as_str()),
                             "success": cell.success,
                             "behaviour": cell.behaviour,
+                            "drift": cell.drift,
                         }),
                     )
                 })
@@ -321,7 +325,8 @@ mod tests {
         assert_eq!(
             cell(0, "one"),
             json!({"outcome": "fail", "reason": "refused an edit the spec applies: Failed to find expected lines",
-                   "departure": "refused-valid", "success": false, "behaviour": cell(0, "one")["behaviour"]})
+                   "departure": "refused-valid", "success": false, "behaviour": cell(0, "one")["behaviour"],
+                   "drift": []})
         );
         assert_eq!(cell(1, "one")["departure"], "changed-on-refusal");
         assert_eq!(

@@ -32,6 +32,7 @@ use crate::judge::{expected_success, Judge};
 use crate::outcome::RawOutcome;
 use crate::protocol::Implementation;
 use crate::report::render;
+use crate::workspace::{Entry, TreeDiff};
 
 /// The most characters of one text (a diff, stderr, a call) kept in a cell's detail.
 pub const DETAIL_LIMIT: usize = 64 * 1024;
@@ -165,6 +166,10 @@ pub struct Cell {
     pub behaviour: Option<String>,
     /// For fail and error: the diffs.
     pub detail: Option<CellDetail>,
+    /// The byte-level kinds of the workspace files' differences that are
+    /// nothing but line endings, a final newline, a BOM or a lossy
+    /// re-encoding ([`byte_drift`]); empty when none is.
+    pub drift: Vec<&'static str>,
 }
 
 impl Cell {
@@ -173,6 +178,7 @@ impl Cell {
             outcome: CellOutcome::NotRun,
             departure: None,
             reason: clip_line(reason),
+            drift: Vec::new(),
             success: None,
             behaviour: None,
             detail: None,
@@ -457,6 +463,83 @@ fn reason(r: &CaseResult, departure: Departure) -> String {
     clip_line(&text)
 }
 
+/// The UTF-8 byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `bytes` without a leading UTF-8 byte order mark.
+fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(BOM).unwrap_or(bytes)
+}
+
+/// `bytes` with every CRLF read as LF.
+fn lf_only(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for (i, &b) in bytes.iter().enumerate() {
+        if !(b == b'\r' && bytes.get(i + 1) == Some(&b'\n')) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// `(body, final line terminator)`: the terminator is `\r\n`, `\n` or empty.
+fn split_final_newline(bytes: &[u8]) -> (&[u8], &[u8]) {
+    for end in [&b"\r\n"[..], b"\n"] {
+        if let Some(body) = bytes.strip_suffix(end) {
+            return (body, end);
+        }
+    }
+    (bytes, b"")
+}
+
+/// The byte-level drift of one file: the kinds of difference between the
+/// expected and the actual bytes when the text is otherwise the same —
+/// `bom` (one has a byte order mark, the other not), `line-endings` (CRLF
+/// against LF somewhere), `final-newline` (one ends with a newline, the
+/// other not) — or `encoding` when the expected bytes are not UTF-8 and the
+/// actual ones are their lossy UTF-8 reading (U+FFFD for each invalid
+/// sequence). Empty when the text itself differs: that is not drift.
+pub fn file_drift(expected: &[u8], actual: &[u8]) -> Vec<&'static str> {
+    if expected == actual {
+        return Vec::new();
+    }
+    if std::str::from_utf8(expected).is_err()
+        && String::from_utf8_lossy(expected).as_bytes() == actual
+    {
+        return vec!["encoding"];
+    }
+    let (e, a) = (strip_bom(expected), strip_bom(actual));
+    let (e_lf, a_lf) = (lf_only(e), lf_only(a));
+    if split_final_newline(&e_lf).0 != split_final_newline(&a_lf).0 {
+        return Vec::new();
+    }
+    let mut kinds = Vec::new();
+    if (e.len() == expected.len()) != (a.len() == actual.len()) {
+        kinds.push("bom");
+    }
+    let ((e_body, e_end), (a_body, a_end)) = (split_final_newline(e), split_final_newline(a));
+    if e_body != a_body || (!e_end.is_empty() && !a_end.is_empty() && e_end != a_end) {
+        kinds.push("line-endings");
+    }
+    if e_end.is_empty() != a_end.is_empty() {
+        kinds.push("final-newline");
+    }
+    kinds
+}
+
+/// The byte-level drift of a workspace diff: the union of [`file_drift`]
+/// over its changed files (sorted, once each). Missing and extra files are
+/// not drift.
+pub fn byte_drift(files: &TreeDiff) -> Vec<&'static str> {
+    let mut kinds = BTreeSet::new();
+    for (_, expected, actual) in &files.changed {
+        if let (Entry::File(e, _), Entry::File(a, _)) = (expected, actual) {
+            kinds.extend(file_drift(e, a));
+        }
+    }
+    kinds.into_iter().collect()
+}
+
 /// What an implementation did, as a short fingerprint: equal fingerprints
 /// mean the same `success` and the same trees after the call (the trees are
 /// compared through their differences from the case's one expected tree).
@@ -492,6 +575,7 @@ pub fn cell(r: &CaseResult, expect_success: Option<bool>) -> Cell {
             success: r.success,
             behaviour,
             detail: None,
+            drift: Vec::new(),
         },
         CellOutcome::Skip | CellOutcome::NotRun => Cell {
             outcome,
@@ -500,6 +584,7 @@ pub fn cell(r: &CaseResult, expect_success: Option<bool>) -> Cell {
             success: None,
             behaviour: None,
             detail: None,
+            drift: Vec::new(),
         },
         CellOutcome::Fail | CellOutcome::Error => {
             let departure = classify(r, expect_success);
@@ -523,6 +608,7 @@ pub fn cell(r: &CaseResult, expect_success: Option<bool>) -> Cell {
                 success: r.success,
                 behaviour,
                 detail: Some(detail),
+                drift: byte_drift(&r.detail.files),
             }
         }
     }
@@ -643,6 +729,55 @@ impl Matrix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_drift_names_what_changed_when_the_text_did_not() {
+        assert_eq!(file_drift(b"a\r\nb\r\n", b"a\nb\n"), ["line-endings"]);
+        assert_eq!(file_drift(b"a\nb", b"a\nb\n"), ["final-newline"]);
+        assert_eq!(file_drift(b"\xEF\xBB\xBFa\n", b"a\n"), ["bom"]);
+        assert_eq!(
+            file_drift(b"caf\xE9\n", "caf\u{FFFD}\n".as_bytes()),
+            ["encoding"]
+        );
+        assert_eq!(
+            file_drift(b"\xEF\xBB\xBFa\r\nb", b"a\nb\n"),
+            ["bom", "line-endings", "final-newline"]
+        );
+        // A CRLF final newline read as LF is a line ending, not a lost newline.
+        assert_eq!(file_drift(b"a\r\n", b"a\n"), ["line-endings"]);
+        // Other text is not drift, whatever else changed.
+        assert!(file_drift(b"a\r\n", b"b\n").is_empty());
+        assert!(file_drift(b"a\n", b"a\n").is_empty());
+        // A blank line lost is text.
+        assert!(file_drift(b"a\n\n", b"a\n").is_empty());
+    }
+
+    #[test]
+    fn byte_drift_of_a_tree_is_the_union_over_changed_files() {
+        let diff = TreeDiff {
+            missing: vec![("gone".into(), Entry::File(b"x".to_vec(), None))],
+            extra: Vec::new(),
+            changed: vec![
+                (
+                    "a".into(),
+                    Entry::File(b"a\r\n".to_vec(), None),
+                    Entry::File(b"a\n".to_vec(), None),
+                ),
+                (
+                    "b".into(),
+                    Entry::File(b"b".to_vec(), None),
+                    Entry::File(b"b\n".to_vec(), None),
+                ),
+                (
+                    "c".into(),
+                    Entry::File(b"c".to_vec(), None),
+                    Entry::File(b"other".to_vec(), None),
+                ),
+            ],
+        };
+        assert_eq!(byte_drift(&diff), ["final-newline", "line-endings"]);
+        assert!(byte_drift(&TreeDiff::default()).is_empty());
+    }
 
     #[test]
     fn workspace_paths_in_reasons_do_not_change_between_runs() {
