@@ -37,6 +37,7 @@ use crate::hash::{is_sha256_hex, same_digest, sha256_hex};
 use crate::hints::{self, Looking};
 use crate::matching::{HunkError, HunkFailure, Matcher};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
+use crate::repair;
 use crate::tools::wire::{Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};
 
@@ -116,8 +117,26 @@ pub struct ApplyPatchError<'a> {
     /// `; hint: …` when `details.hint` is set.
     pub message: String,
     /// Structured details: `path`, `hunkIndex`, `reason`, `line`,
-    /// `expected`/`actual`, `diagnosis`, `hint`, `similarPaths`, … (docs/tools.md).
+    /// `expected`/`actual`, `diagnosis`, `hint`, `similarPaths`, `repair`,
+    /// … (docs/tools.md).
+    #[schemars(with = "DetailsSchema")]
     pub details: &'a Map<String, Value>,
+}
+
+/// The schema of `error.details`: free-form members (docs/tools.md), of
+/// which the extension `repair` is typed. Never built: the wire writes the
+/// map itself.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct DetailsSchema {
+    /// Extension (docs/diagnostics.md, "Repairs"): the envelope corrected,
+    /// present only when exactly one correction of a mechanical mistake
+    /// fits the workspace as it is (checked by a dry run). The tool never
+    /// applies it; a host may send `patch` as a new call.
+    #[serde(default)]
+    repair: crate::repair::Repair,
+    #[serde(flatten)]
+    other: Map<String, Value>,
 }
 
 /// The error kinds of patch-envelope.md, as they appear on the wire.
@@ -233,7 +252,8 @@ pub struct ApplyOptions {
     /// `details.diagnosis`, its hint, and the cause in the message
     /// (docs/diagnostics.md). On by default. The fuzzers turn it off on
     /// most inputs: it costs more than the apply it explains, and they
-    /// check the apply (docs/fuzzing.md).
+    /// check the apply (docs/fuzzing.md). It also governs the repair
+    /// search of a refused envelope ([`crate::repair`]).
     pub diagnose: bool,
 }
 
@@ -466,7 +486,25 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
 }
 
 /// Parse, plan and (unless a dry run) commit an envelope against `fs`.
+/// A refusal with [`ApplyOptions::diagnose`] set that changed nothing is
+/// searched for a repair ([`crate::repair`]): `details.repair` when exactly
+/// one correction of the envelope fits, never applied here.
 pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
+    let applied = apply_once(fs, patch_text, options);
+    match applied.error {
+        Some(error) if options.diagnose && applied.changed_files.is_empty() => {
+            let found = repair::search(fs, patch_text, options, &error);
+            Applied {
+                changed_files: applied.changed_files,
+                error: Some(repair::annotate(error, &found)),
+            }
+        }
+        _ => applied,
+    }
+}
+
+/// [`apply`] without the repair search: what a repair's dry run calls.
+pub(crate) fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let fail = |error| Applied {
         changed_files: Vec::new(),
         error: Some(error),
