@@ -5,9 +5,12 @@
 //! **Failure path only, and read-only.** [`search`] runs only after
 //! [`crate::tools::tul::apply_patch::apply`] refused a call; it never
 //! writes and the tool never applies what it finds. Each candidate is
-//! checked by the tool's own apply path as a dry run (no second matcher):
-//! a candidate that plans whole against the files as they are now is a
-//! correction that fits. Exactly one must fit, or none is offered.
+//! checked by the tool's own apply path as a dry run (parse, path guard,
+//! stale checks, matching: no second matcher): a candidate that plans whole
+//! against the files as they are now is a correction that fits, and
+//! candidates with the same planned effect (the same bytes written to the
+//! same paths) are one correction. Exactly one must fit, or none is
+//! offered.
 //!
 //! **The rules**, one per [`RepairCause`] (each documented on its variant):
 //! whole-text rules first (a JSON-escaped envelope, a fence or heredoc
@@ -34,7 +37,7 @@ use crate::envelope;
 use crate::fs::Fs;
 use crate::hints::{is_fence, is_heredoc};
 use crate::path_guard::{resolve, GuardOptions};
-use crate::tools::tul::apply_patch::{apply_once, ApplyOptions, ErrorKind, PatchError};
+use crate::tools::tul::apply_patch::{planned_effect, ApplyOptions, ErrorKind, PatchError};
 
 /// At most this many candidate envelopes are dry-run per refusal.
 pub const MAX_DRY_RUNS: usize = 32;
@@ -81,7 +84,10 @@ pub enum RepairCause {
     /// lines is a blank context line): a space is added. Tried two ways,
     /// as a whole-envelope property: on the lines without a valid prefix
     /// only, and on every context line (a context line that itself starts
-    /// with a space lost its prefix too).
+    /// with a space lost its prefix too). When every such line parsed (an
+    /// indented line's first space read as its prefix), the refused hunk's
+    /// indented context lines are one space short of the file's: the
+    /// space is added to those lines only, not to `-` and `+` lines.
     MissingContextPrefix,
     /// Literal `\t` (backslash, t) where the file has a tab: replaced by a
     /// tab in every body line, added lines included. Tried only when an
@@ -102,7 +108,10 @@ pub enum RepairCause {
     /// less) than the file's: the difference, read off the file lines
     /// equal to the hunk's first old line up to indentation, is added to
     /// (or removed from) every non-blank line of that hunk, added lines
-    /// included. Two shifts that fit are ambiguous: none is offered.
+    /// included. Two shifts that fit are ambiguous: none is offered. A
+    /// shift of one space is not an indentation mistake (one added is
+    /// [`RepairCause::MissingContextPrefix`]), and a candidate whose
+    /// prefixes were corrected is not also shifted.
     Indentation,
 }
 
@@ -319,7 +328,7 @@ pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchEr
         diagnose: false,
         ..options.clone()
     };
-    let mut fitting: Vec<Draft> = Vec::new();
+    let mut fitting: Vec<(String, Draft)> = Vec::new();
     let mut seen: Vec<String> = vec![text.to_string()];
     let mut exhausted = false;
     for round in 0..MAX_ROUNDS {
@@ -342,12 +351,18 @@ pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchEr
             }
             found.dry_runs += 1;
             seen.push(candidate.clone());
-            match apply_once(fs, &candidate, &dry).error {
-                None => fitting.push(draft),
-                Some(e) if is_context_not_found(&e) => {
+            match planned_effect(fs, &candidate, &dry) {
+                Ok(effect) => {
+                    // Candidates with the same effect are one correction:
+                    // the first (the fewest rules) stands for them.
+                    if !fitting.iter().any(|(e, _)| *e == effect) {
+                        fitting.push((effect, draft));
+                    }
+                }
+                Err(e) if is_context_not_found(&e) => {
                     next.extend(hunk_variants(fs, &draft, &candidate, &e));
                 }
-                Some(_) => {}
+                Err(_) => {}
             }
         }
         if exhausted || next.is_empty() {
@@ -360,7 +375,7 @@ pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchEr
     }
     match fitting.len() {
         1 if !exhausted => {
-            let draft = fitting.remove(0);
+            let (_, draft) = fitting.remove(0);
             let mut fixes = draft.fixes.clone();
             fixes.sort_by_key(|f| f.envelope_line);
             found.repair = Some(Repair {
@@ -369,7 +384,7 @@ pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchEr
             });
         }
         0 => {}
-        _ => found.ambiguous = fitting.into_iter().map(|d| d.fixes).collect(),
+        _ => found.ambiguous = fitting.into_iter().map(|(_, d)| d.fixes).collect(),
     }
     found
 }
@@ -471,7 +486,14 @@ fn json_unescaped(text: &str) -> Option<String> {
 
 /// Drop a fence, heredoc or `%%bash` wrapper around the envelope.
 fn unwrapped(mut draft: Draft) -> Draft {
-    let Some(begin) = draft.lines.iter().position(|l| l.text.trim_end() == BEGIN) else {
+    // The envelope starts at `*** Begin Patch`, or, when that is missing
+    // too, at its first section.
+    let Some(begin) = draft
+        .lines
+        .iter()
+        .position(|l| l.text.trim_end() == BEGIN)
+        .or_else(|| draft.lines.iter().position(|l| is_section_start(&l.text)))
+    else {
         return draft;
     };
     let before = &draft.lines[..begin];
@@ -887,6 +909,35 @@ fn indentation_shifts(
     let mut out = Vec::new();
     'shift: for (add, ws) in shifts {
         let mut d = draft.clone();
+        if add && ws == " " {
+            // One space less on the indented lines: the signature of
+            // context lines sent without their prefix (the first space
+            // read as the prefix), not of an indentation mistake. Only
+            // those lines get it back; `-` and `+` lines kept theirs.
+            let mut touched = false;
+            for (&i, l) in body.iter().zip(&h.lines) {
+                if l.kind == envelope::LineKind::Context && l.text.starts_with([' ', '\t']) {
+                    d.lines[i].text.insert(1, ' ');
+                    touched = true;
+                }
+            }
+            if touched {
+                let from = d.lines[body[0]].from;
+                d.fix(
+                    RepairCause::MissingContextPrefix,
+                    from,
+                    "context lines were sent without their leading space (the first space of their indentation was read as the prefix): add it",
+                );
+                out.push(d);
+            }
+            continue;
+        }
+        if ws == " " || draft.has(RepairCause::MissingContextPrefix) {
+            // A one-space shift is a prefix read as indentation, and a
+            // candidate whose prefixes were corrected already is not
+            // re-indented on top of that.
+            continue;
+        }
         for &i in body {
             let l = &mut d.lines[i];
             if l.text.len() <= 1 || l.text[1..].trim().is_empty() {

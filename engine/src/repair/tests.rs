@@ -269,9 +269,11 @@ fn the_search_stops_at_its_dry_run_bound() {
     let patch = env("@@\ndef nowhere():\\n\\tx = \\\"q\\\"\n-\\ty\n+\\tz\n");
     let dir = workspace(&[("a.py", PY)]);
     let fs = RealFs::open(dir.path()).unwrap();
-    let e = apply_once(&fs, &patch, &ApplyOptions::default())
-        .error
-        .unwrap();
+    let quiet = ApplyOptions {
+        diagnose: false,
+        ..ApplyOptions::default()
+    };
+    let e = apply(&fs, &patch, &quiet).error.unwrap();
     let found = search(&fs, &patch, &ApplyOptions::default(), &e);
     assert!(
         found.dry_runs > 1 && found.dry_runs <= MAX_DRY_RUNS,

@@ -503,47 +503,21 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     }
 }
 
-/// [`apply`] without the repair search: what a repair's dry run calls.
-pub(crate) fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
+/// [`apply`] without the repair search.
+fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let fail = |error| Applied {
         changed_files: Vec::new(),
         error: Some(error),
     };
-    if let Err(e) = check_expected(options) {
-        return fail(e);
-    }
-    let expected = match expected_by_path(fs, &options.expected_sha256) {
-        Ok(map) => map,
+    let (patch, mut planner) = match prepare(fs, patch_text, options) {
+        Ok(ready) => ready,
         Err(e) => return fail(e),
     };
-    let patch = match envelope::parse(patch_text) {
-        Ok(p) => p,
-        Err(e) => {
-            let error = PatchError::new(ErrorKind::PatchParseError, e.to_string())
-                .with("line", e.line)
-                .with("reason", "patch_parse_error");
-            return fail(with_shape_hint(error, patch_text, e.line));
-        }
-    };
-    let mut planner = Planner {
-        fs,
-        expected,
-        claimed: HashMap::new(),
-        workspace_root: options.workspace_root.as_deref(),
-        diagnose: options.diagnose,
-    };
     if options.atomic {
-        let mut changes = Vec::new();
-        let mut changed_files = Vec::new();
-        for (index, section) in patch.sections.iter().enumerate() {
-            match planner.section(index, section) {
-                Ok((c, f)) => {
-                    changes.extend(c);
-                    changed_files.push(f);
-                }
-                Err(e) => return fail(e),
-            }
-        }
+        let (changes, changed_files) = match plan_all(&mut planner, &patch) {
+            Ok(planned) => planned,
+            Err(e) => return fail(e),
+        };
         if !options.dry_run {
             if let Err(e) = commit(fs, changes) {
                 return fail(commit_error(e));
@@ -556,6 +530,77 @@ pub(crate) fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) 
     } else {
         sequential(&mut planner, &patch, options.dry_run)
     }
+}
+
+/// The hash checks, the envelope parsed, and the planner over `fs`.
+fn prepare<'t, 'f>(
+    fs: &'f dyn Fs,
+    patch_text: &'t str,
+    options: &'f ApplyOptions,
+) -> Result<(Patch<'t>, Planner<'f>), PatchError> {
+    check_expected(options)?;
+    let expected = expected_by_path(fs, &options.expected_sha256)?;
+    let patch = envelope::parse(patch_text).map_err(|e| {
+        let error = PatchError::new(ErrorKind::PatchParseError, e.to_string())
+            .with("line", e.line)
+            .with("reason", "patch_parse_error");
+        with_shape_hint(error, patch_text, e.line)
+    })?;
+    let planner = Planner {
+        fs,
+        expected,
+        claimed: HashMap::new(),
+        workspace_root: options.workspace_root.as_deref(),
+        diagnose: options.diagnose,
+    };
+    Ok((patch, planner))
+}
+
+/// Every section planned, in order; the first refusal stops it.
+fn plan_all(
+    planner: &mut Planner<'_>,
+    patch: &Patch<'_>,
+) -> Result<(Vec<Change>, Vec<ChangedFile>), PatchError> {
+    let mut changes = Vec::new();
+    let mut changed_files = Vec::new();
+    for (index, section) in patch.sections.iter().enumerate() {
+        let (c, f) = planner.section(index, section)?;
+        changes.extend(c);
+        changed_files.push(f);
+    }
+    Ok((changes, changed_files))
+}
+
+/// A repair's dry run: the envelope planned whole against `fs`, nothing
+/// written, no diagnosis; on success, the SHA-256 of what the commit would
+/// do (each change's path and new bytes, or its removal), so that two
+/// candidates with the same effect count as one correction.
+pub(crate) fn planned_effect(
+    fs: &dyn Fs,
+    patch_text: &str,
+    options: &ApplyOptions,
+) -> Result<String, PatchError> {
+    let quiet = ApplyOptions {
+        diagnose: false,
+        ..options.clone()
+    };
+    let (patch, mut planner) = prepare(fs, patch_text, &quiet)?;
+    let (changes, _) = plan_all(&mut planner, &patch)?;
+    let mut effect: Vec<u8> = Vec::new();
+    for change in &changes {
+        match change {
+            Change::Write { path, content, .. } => {
+                effect.extend_from_slice(format!("W {path} {}\n", content.sha256_hex()).as_bytes());
+            }
+            Change::Delete { path, .. } => {
+                effect.extend_from_slice(format!("D {path}\n").as_bytes())
+            }
+            Change::CreateDir { path } => {
+                effect.extend_from_slice(format!("M {path}\n").as_bytes())
+            }
+        }
+    }
+    Ok(sha256_hex(&effect))
 }
 
 /// `atomic: false`: plan and commit one section at a time, stop at the first failure.
