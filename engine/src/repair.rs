@@ -328,7 +328,7 @@ pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchEr
         diagnose: false,
         ..options.clone()
     };
-    let mut fitting: Vec<(String, Draft)> = Vec::new();
+    let mut fitting: Vec<(Option<String>, Draft)> = Vec::new();
     let mut seen: Vec<String> = vec![text.to_string()];
     let mut exhausted = false;
     for round in 0..MAX_ROUNDS {
@@ -351,11 +351,18 @@ pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchEr
             }
             found.dry_runs += 1;
             seen.push(candidate.clone());
-            match planned_effect(fs, &candidate, &dry) {
+            // The effect is hashed only once a second candidate fits: the
+            // usual single fit costs one plan, not a hash of its bytes.
+            match planned_effect(fs, &candidate, &dry, !fitting.is_empty()) {
                 Ok(effect) => {
+                    for (known, fit) in &mut fitting {
+                        if known.is_none() {
+                            *known = planned_effect(fs, &fit.text(), &dry, true).ok().flatten();
+                        }
+                    }
                     // Candidates with the same effect are one correction:
                     // the first (the fewest rules) stands for them.
-                    if !fitting.iter().any(|(e, _)| *e == effect) {
+                    if effect.is_none() || !fitting.iter().any(|(e, _)| *e == effect) {
                         fitting.push((effect, draft));
                     }
                 }

@@ -27,8 +27,8 @@ use memfs::MemFs;
 use mistakes::{mistake, render, second_mistake, Edit, MISTAKES, SECOND};
 
 const WORDS: &[&str] = &[
-    "count", "total", "items", "buffer", "reader", "config", "index", "result", "value",
-    "cursor", "limit", "offset", "name", "queue", "cache",
+    "count", "total", "items", "buffer", "reader", "config", "index", "result", "value", "cursor",
+    "limit", "offset", "name", "queue", "cache",
 ];
 
 /// One line of generated code at `depth`, from a few statement shapes
@@ -70,13 +70,26 @@ struct Input {
 fn input() -> impl Strategy<Value = Input> {
     (
         any::<bool>(),
-        prop::collection::vec((0usize..4, 0usize..9, 0usize..64, 0usize..64, 0usize..100), 8..120),
+        prop::collection::vec(
+            (0usize..4, 0usize..9, 0usize..64, 0usize..64, 0usize..100),
+            8..120,
+        ),
         (any::<bool>(), any::<bool>()),
         (0usize..1000, 0usize..3, 0usize..4),
-        (0usize..MISTAKES.len(), prop::option::of(0usize..SECOND.len()), 0usize..6),
+        (
+            0usize..MISTAKES.len(),
+            prop::option::of(0usize..SECOND.len()),
+            0usize..6,
+        ),
     )
         .prop_map(
-            |(tabs, raw, (crlf_file, crlf_envelope), (at, kind, context), (first, second, variant))| {
+            |(
+                tabs,
+                raw,
+                (crlf_file, crlf_envelope),
+                (at, kind, context),
+                (first, second, variant),
+            )| {
                 let lines = raw
                     .iter()
                     .map(|&(d, s, a, b, n)| code_line(tabs, d, s, a, b, n))
@@ -123,8 +136,15 @@ fn edit_of(input: &Input) -> Edit {
 fn workspace(input: &Input) -> (MemFs, Vec<u8>) {
     let eol = if input.crlf_file { "\r\n" } else { "\n" };
     let content = input.lines.join(eol) + eol;
-    let fs = MemFs::with(&[("f.rs".into(), content.clone().into_bytes(), memfs::DEFAULT_FILE_MODE)], &[])
-        .expect("one file");
+    let fs = MemFs::with(
+        &[(
+            "f.rs".into(),
+            content.clone().into_bytes(),
+            memfs::DEFAULT_FILE_MODE,
+        )],
+        &[],
+    )
+    .expect("one file");
     (fs, content.into_bytes())
 }
 
@@ -138,6 +158,7 @@ fn file(fs: &MemFs) -> Vec<u8> {
 #[derive(Default)]
 struct Tally {
     inputs: AtomicUsize,
+    invisible: AtomicUsize,
     refused: AtomicUsize,
     offered: AtomicUsize,
     hinted: AtomicUsize,
@@ -171,6 +192,14 @@ fn every_repair_offered_gives_the_intended_post_state() {
         };
         if let Some(s) = input.second {
             if let Some(both) = second_mistake(&wrong, SECOND[s]) {
+                // A first mistake that leaves a valid edit (a dedented
+                // line that exists elsewhere) is no mistake the engine
+                // can see: alone it applies, as the success path would.
+                let (alone, _) = workspace(&input);
+                if apply(&alone, &wrong, &options).error.is_none() {
+                    tally.invisible.fetch_add(1, Ordering::Relaxed);
+                    return Ok(());
+                }
                 wrong = both;
             }
         }
@@ -192,7 +221,11 @@ fn every_repair_offered_gives_the_intended_post_state() {
             tally.offered.fetch_add(1, Ordering::Relaxed);
             let (fs, _) = workspace(&input);
             let again = apply(&fs, &repair.patch, &options);
-            prop_assert!(again.error.is_none(), "the repair applies: {:?}", again.error);
+            prop_assert!(
+                again.error.is_none(),
+                "the repair applies: {:?}",
+                again.error
+            );
             let got = file(&fs);
             prop_assert_eq!(
                 String::from_utf8_lossy(&got),
@@ -206,8 +239,9 @@ fn every_repair_offered_gives_the_intended_post_state() {
     });
     let get = |a: &AtomicUsize| a.load(Ordering::Relaxed);
     println!(
-        "inputs {}, refused {}, repair offered {} (each applied and equal to the intended post-state), hint {}",
+        "inputs {}, first mistake invisible (a valid edit on its own) {}, refused {}, repair offered {} (each applied and equal to the intended post-state), hint {}",
         get(&tally.inputs),
+        get(&tally.invisible),
         get(&tally.refused),
         get(&tally.offered),
         get(&tally.hinted)

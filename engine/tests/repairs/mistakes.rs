@@ -125,6 +125,16 @@ pub fn mistake(patch: &str, edit: &Edit, which: &str, variant: usize) -> Option<
             } else {
                 "    "
             };
+            // A shift only the added lines show is not a mistake anything
+            // can see: the old side must have a line to shift.
+            if !edit
+                .body
+                .iter()
+                .filter(old)
+                .any(|l| !l[1..].trim().is_empty())
+            {
+                return None;
+            }
             let nonblank: Vec<&String> = edit
                 .body
                 .iter()

@@ -572,20 +572,24 @@ fn plan_all(
 }
 
 /// A repair's dry run: the envelope planned whole against `fs`, nothing
-/// written, no diagnosis; on success, the SHA-256 of what the commit would
-/// do (each change's path and new bytes, or its removal), so that two
-/// candidates with the same effect count as one correction.
+/// written, no diagnosis; on success and with `hash`, the SHA-256 of what
+/// the commit would do (each change's path and new bytes, or its removal),
+/// so that two candidates with the same effect count as one correction.
 pub(crate) fn planned_effect(
     fs: &dyn Fs,
     patch_text: &str,
     options: &ApplyOptions,
-) -> Result<String, PatchError> {
+    hash: bool,
+) -> Result<Option<String>, PatchError> {
     let quiet = ApplyOptions {
         diagnose: false,
         ..options.clone()
     };
     let (patch, mut planner) = prepare(fs, patch_text, &quiet)?;
     let (changes, _) = plan_all(&mut planner, &patch)?;
+    if !hash {
+        return Ok(None);
+    }
     let mut effect: Vec<u8> = Vec::new();
     for change in &changes {
         match change {
@@ -600,7 +604,7 @@ pub(crate) fn planned_effect(
             }
         }
     }
-    Ok(sha256_hex(&effect))
+    Ok(Some(sha256_hex(&effect)))
 }
 
 /// `atomic: false`: plan and commit one section at a time, stop at the first failure.
