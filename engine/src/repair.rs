@@ -25,9 +25,9 @@
 //! searched. Each dry run costs what the refused apply cost without its
 //! diagnosis (a parse, the files read, the hunks matched); a rule is linear
 //! in the envelope; the indentation rule reads the refused file once and
-//! passes over its lines
-//! at most [`MAX_INDENT_ANCHORS`] times and keeps at most
-//! [`MAX_INDENT_SHIFTS`] shifts. The count is held by the
+//! compares each of its lines with at most [`MAX_INDENT_ANCHORS`] anchors
+//! in one pass, keeping at most [`MAX_INDENT_SHIFTS`] shifts, and runs on
+//! the call's own refusal only when its diagnosis saw indentation. The count is held by the
 //! test `the_search_stops_at_its_dry_run_bound`, which counts dry runs.
 
 use serde::Serialize;
@@ -48,7 +48,7 @@ pub const MAX_REPAIR_BYTES: usize = 4 << 20;
 /// At most this many indentation shifts are tried for one hunk.
 pub const MAX_INDENT_SHIFTS: usize = 4;
 /// At most this many of a hunk's old lines are tried as the anchor of an
-/// indentation shift (each costs one pass over the file's lines).
+/// indentation shift (compared with each file line in one pass).
 pub const MAX_INDENT_ANCHORS: usize = 4;
 
 /// The mechanical mistakes a repair corrects; the wire name is
@@ -833,7 +833,15 @@ fn hunk_variants(fs: &dyn Fs, draft: &Draft, candidate: &str, e: &PatchError) ->
             out.push(d);
         }
     }
-    if !draft.has(RepairCause::Indentation) {
+    // A refusal that was diagnosed (the call's own) is shifted only when
+    // the diagnosis saw indentation: the rule reads the file.
+    let diagnosed_otherwise = e
+        .details
+        .get("diagnosis")
+        .and_then(|d| d.get("causes"))
+        .and_then(Value::as_array)
+        .is_some_and(|causes| !causes.iter().any(|c| c == "indentation"));
+    if !draft.has(RepairCause::Indentation) && !diagnosed_otherwise {
         out.extend(indentation_shifts(fs, draft, path, h, &body));
     }
     out
@@ -889,13 +897,14 @@ fn indentation_shifts(
         return Vec::new();
     };
     let file = String::from_utf8_lossy(&bytes);
-    let mut shifts: Vec<(bool, String)> = Vec::new();
-    for (sent_indent, key) in anchors {
-        let key = key.trim_end_matches('\r');
-        for line in file.lines() {
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            let (have, rest) = line.split_at(indent(line));
-            if rest != key || have == sent_indent {
+    // One pass over the file for every anchor; the first anchor (in hunk
+    // order) that shows a shift decides.
+    let mut per_anchor: Vec<Vec<(bool, String)>> = vec![Vec::new(); anchors.len()];
+    for line in file.lines() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let (have, rest) = line.split_at(indent(line));
+        for ((sent_indent, key), shifts) in anchors.iter().zip(&mut per_anchor) {
+            if rest != key.trim_end_matches('\r') || have == *sent_indent {
                 continue;
             }
             let shift = if let Some(add) = have.strip_suffix(sent_indent) {
@@ -909,10 +918,11 @@ fn indentation_shifts(
                 shifts.push(shift);
             }
         }
-        if !shifts.is_empty() {
-            break;
-        }
     }
+    let shifts = per_anchor
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or_default();
     let mut out = Vec::new();
     'shift: for (add, ws) in shifts {
         let mut d = draft.clone();
