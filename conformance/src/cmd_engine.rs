@@ -41,6 +41,10 @@ pub struct ApplyArgs {
     /// Print the result document as JSON.
     #[arg(long)]
     pub json: bool,
+    /// On a refusal that carries a repair (`error.details.repair`), write
+    /// the corrected envelope to this file; it is never applied here.
+    #[arg(long, value_name = "FILE")]
+    pub save_repair: Option<PathBuf>,
 }
 
 /// `patchspec call TOOL [PARAMS|-]`: run one tool call and print its result document.
@@ -299,6 +303,17 @@ pub fn apply(args: &ApplyArgs) -> i32 {
     if let Err(e) = printed {
         return output_failed(&e);
     }
+    if let (Some(path), Some(repair)) = (
+        &args.save_repair,
+        applied
+            .error
+            .as_ref()
+            .and_then(|e| patchspec_engine::repair::repair_of(&e.details)),
+    ) {
+        if let Err(e) = std::fs::write(path, repair.patch) {
+            return usage(&format!("cannot write {}: {e}", path.display()));
+        }
+    }
     if let (Some(e), false) = (&applied.error, args.json) {
         eprintln_quietly(format_args!("error[{}]: {}", e.kind.as_str(), e.message));
         if let Some(text) = e
@@ -309,6 +324,21 @@ pub fn apply(args: &ApplyArgs) -> i32 {
             eprintln_quietly(format_args!("{}", text.trim_end_matches('\n')));
         } else if let Some(hint) = e.hint() {
             eprintln_quietly(format_args!("  hint: {hint}"));
+        }
+        if let Some(repair) = patchspec_engine::repair::repair_of(&e.details) {
+            eprintln_quietly(format_args!(
+                "repair: exactly one correction of the envelope fits the workspace as it is (checked by a dry run; not applied):"
+            ));
+            for fix in &repair.fixes {
+                eprintln_quietly(format_args!(
+                    "  envelope line {}: {}: {}",
+                    fix.envelope_line, fix.cause, fix.note
+                ));
+            }
+            eprintln_quietly(format_args!(
+                "  to apply it: patchspec apply --save-repair FIXED {} then patchspec apply FIXED (or take error.details.repair.patch from --json)",
+                args.file
+            ));
         }
         if !options.atomic && !applied.changed_files.is_empty() {
             eprintln_quietly(format_args!(

@@ -262,6 +262,8 @@ fn collect_pins(pattern: &Value, at: &str, pins: &mut Pins) {
                     }
                     "$each" => collect_pins(arg, &format!("{at}[]"), pins),
                     "$open" => collect_pins(arg, at, pins),
+                    // What an executor that sends the member must send.
+                    "$ifPresent" => collect_pins(arg, at, pins),
                     "$contains" | "$regex" | "$nonEmpty" => {
                         pins.text.insert(at.to_owned());
                     }

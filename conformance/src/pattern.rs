@@ -21,6 +21,7 @@
 //! | `{"$equals": "/json/pointer"}` | a value deeply equal to the one the JSON Pointer (RFC 6901) names in the same result document |
 //! | `{"$sha256Of": "path"}` | the lowercase hex SHA-256 of the file `path` of the tree the case expects after the call |
 //! | `{"$open": P}` | a value matching `P`, below which members the tool does not document are allowed (exact mode: [`crate::members`]) |
+//! | `{"$ifPresent": P}` | an optional member (an extension executors may omit): absent, or matching `P` (only as an object member) |
 //!
 //! The main entry points are [`matches()`] (returns every [`Mismatch`], each
 //! with its JSON path), [`judge_document`] (the same, with a [`Context`],
@@ -73,6 +74,7 @@ const MATCHERS: &[&str] = &[
     "$equals",
     "$sha256Of",
     "$open",
+    "$ifPresent",
 ];
 const TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "null", "array", "object",
@@ -343,6 +345,15 @@ fn check(out: &mut Vec<(String, String)>, at: &str, pattern: &Value, member: boo
                         _ => bad(out, "the path of a file of the expected tree"),
                     },
                     "$open" => check(out, at, arg, member),
+                    "$ifPresent" => {
+                        if !member {
+                            out.push((
+                                at.to_owned(),
+                                "$ifPresent is only meaningful as an object member".into(),
+                            ));
+                        }
+                        check(out, &format!("{at}.$ifPresent"), arg, false);
+                    }
                     other => out.push((at.to_owned(), format!("unknown matcher {other}"))),
                 }
             }
@@ -481,6 +492,10 @@ impl Matcher<'_> {
                         for (key, sub) in map {
                             let here = child(at, key);
                             let absent = matches!(sub, Value::Object(m) if m.len() == 1 && m.contains_key("$absent"));
+                            let optional = matches!(sub, Value::Object(m) if m.len() == 1 && m.contains_key("$ifPresent"));
+                            if optional && !obj.contains_key(key) {
+                                continue;
+                            }
                             match (obj.get(key), absent) {
                                 (None, true) => {}
                                 (Some(v), true) => self.miss(&here, "no such key", v),
@@ -621,6 +636,8 @@ impl Matcher<'_> {
                 self.open.push(at.to_owned());
                 self.value(at, arg, actual);
             }
+            // Present (an absent member was let through by the object).
+            "$ifPresent" => self.value(at, arg, actual),
             other => self.miss(at, format!("a known matcher, not {other}"), actual),
         }
     }
@@ -833,6 +850,29 @@ mod tests {
         );
         // Without a tree, nothing can be hashed: the matcher fails, never passes.
         assert_eq!(matches(&p, &json!({"sha": abc})).len(), 1);
+    }
+
+    #[test]
+    fn if_present_lets_an_absent_member_through_and_checks_a_present_one() {
+        let p = json!({"details": {"repair": {"$ifPresent": {"patch": "x"}}}});
+        check_match(p.clone(), json!({"details": {}}), &[]);
+        check_match(
+            p.clone(),
+            json!({"details": {"repair": {"patch": "x", "fixes": []}}}),
+            &[],
+        );
+        check_match(
+            p,
+            json!({"details": {"repair": {"patch": "y"}}}),
+            &["$.details.repair.patch: expected \"x\", got \"y\""],
+        );
+        assert_eq!(
+            check_pattern(&json!({"$ifPresent": 1})),
+            vec![(
+                "$".to_string(),
+                "$ifPresent is only meaningful as an object member".to_string()
+            )]
+        );
     }
 
     #[test]

@@ -243,6 +243,36 @@ fn a_dry_run_checks_everything_and_writes_nothing() {
 }
 
 #[test]
+fn a_refusal_with_a_repair_says_so_and_save_repair_writes_it_without_applying() {
+    let ws = workspace(&[("a.txt", "a\nb\n")]);
+    let root = ws.path().to_str().unwrap();
+    let saved = ws.path().join("fixed.patch");
+    // A blank line before *** End Patch: exactly one correction fits.
+    let patch = envelope("*** Update File: a.txt\n@@\n a\n-b\n+c\n\n");
+    let out = run(
+        &[
+            "apply",
+            "--root",
+            root,
+            "--save-repair",
+            saved.to_str().unwrap(),
+        ],
+        &patch,
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    let err = text(&out.stderr);
+    assert!(err.contains("repair: exactly one correction"), "{err}");
+    assert!(err.contains("blank_separator_line"), "{err}");
+    assert!(err.contains("--save-repair"), "{err}");
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("a\nb\n"));
+    let fixed = std::fs::read_to_string(&saved).expect("the repair is written");
+    let out = run(&["apply", "--root", root], &fixed, None);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(read(ws.path(), "a.txt").as_deref(), Some("a\nc\n"));
+}
+
+#[test]
 fn json_prints_the_result_document_on_success_and_failure() {
     let ws = workspace(&[("a.txt", "a\n")]);
     let root = ws.path().to_str().unwrap();

@@ -401,7 +401,7 @@ fn recognise(text: &str, error_line: usize) -> Option<(Shape, String)> {
 
 /// A Markdown fence line: three or more backticks or tildes, then an
 /// optional info string (```` ```diff ````).
-fn is_fence(line: &str) -> bool {
+pub(crate) fn is_fence(line: &str) -> bool {
     let t = line.trim_start();
     t.starts_with("```") || t.starts_with("~~~")
 }
@@ -409,7 +409,7 @@ fn is_fence(line: &str) -> bool {
 /// A shell heredoc opener: `<<` followed by a quoted word or an
 /// upper-case one (`<<'EOF'`, `<< "PATCH"`, `<<-EOF`), not a shift
 /// (`cout << x`, `1 << 4`).
-fn is_heredoc(line: &str) -> bool {
+pub(crate) fn is_heredoc(line: &str) -> bool {
     line.split_once("<<").is_some_and(|(_, rest)| {
         let word = rest.trim_start_matches('-').trim_start();
         let bare: String = word

@@ -46,6 +46,7 @@ pub mod journal;
 pub mod matching;
 mod parallel;
 pub mod path_guard;
+pub mod repair;
 pub mod seal;
 pub mod store;
 pub mod text;

@@ -254,10 +254,15 @@ pub(super) fn hint_for(d: &Diagnosis, w: &Walk) -> String {
             "the file has a blank line{} that the hunk leaves out; add it as a context line (a single space)",
             at(Cause::BlankLineMissing)
         ),
-        Cause::BlankLineExtra => format!(
-            "the hunk has a blank line that is not in the file near{}; remove it",
-            at(Cause::BlankLineExtra)
-        ),
+        Cause::BlankLineExtra => match lines_with(Cause::BlankLineExtra) {
+            // An `extra` row past the file's end has no file line: the
+            // phantom empty line a `split("\n")` makes after the last one.
+            l if l.is_empty() => format!(
+                "the hunk has a blank line past the end of the file (after {}, the file's last line); remove it",
+                span_text(d.end_line.or(d.line), None)
+            ),
+            l => format!("the hunk has a blank line that is not in the file near file line {l}; remove it"),
+        },
         Cause::NotAtEndOfFile => format!(
             "the lines match at {region}, but the hunk is anchored at the end of the file (*** End of File or a no-newline marker) and they are not its last lines; drop the anchor"
         ),

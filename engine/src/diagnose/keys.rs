@@ -165,3 +165,23 @@ pub(super) fn literal_newline_pieces(line: &[u8]) -> Option<Vec<&[u8]>> {
     pieces.push(&line[start..]);
     Some(pieces)
 }
+
+/// The loose key of one piece of [`literal_newline_pieces`]: a literal `\t`
+/// in it (the same escaping mistake, often in the same line) is dropped, as
+/// the loose key drops the tab it stands for.
+pub(super) fn piece_key(piece: &[u8]) -> u64 {
+    if memchr::memmem::find(piece, b"\\t").is_none() {
+        return loose_key(piece);
+    }
+    let mut unescaped = Vec::with_capacity(piece.len());
+    let mut i = 0;
+    while i < piece.len() {
+        if piece[i..].starts_with(b"\\t") {
+            i += 2;
+        } else {
+            unescaped.push(piece[i]);
+            i += 1;
+        }
+    }
+    loose_key(&unescaped)
+}

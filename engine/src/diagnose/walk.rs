@@ -9,8 +9,8 @@ use super::distance::{raw_closeness, similarity};
 use super::english::note_for;
 use super::fold::compact_into;
 use super::keys::{
-    blank_key, literal_newline_pieces, loose_key, loose_key_in, strip_line_number, substantive,
-    FastMap,
+    blank_key, literal_newline_pieces, loose_key, loose_key_in, piece_key, strip_line_number,
+    substantive, FastMap,
 };
 use super::view::View;
 use super::vote::Index;
@@ -240,7 +240,7 @@ impl<'a> Walker<'_, 'a> {
                     && pieces
                         .iter()
                         .enumerate()
-                        .all(|(k, piece)| loose_key(piece) == self.key(j + k))
+                        .all(|(k, piece)| piece_key(piece) == self.key(j + k))
                 {
                     touch(&mut w, j);
                     touch(&mut w, j + p - 1);

@@ -367,6 +367,34 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Whether the empty lines from the one peeked at on are followed by a
+    /// `@@` line, a section directive, `*** End Patch` or the end of the
+    /// text: blank separator lines rather than blank context lines. Failure
+    /// path only: it reads ahead past the cursor's one line of look-ahead,
+    /// to the first non-empty line.
+    fn blank_run_ends_body(&self) -> bool {
+        let Some(rest) = self.rest else {
+            return true;
+        };
+        let next = rest
+            .split('\n')
+            .map(|l| {
+                if self.crlf {
+                    l.strip_suffix('\r').unwrap_or(l)
+                } else {
+                    l
+                }
+            })
+            .find(|l| !l.is_empty());
+        match next {
+            None => true,
+            Some(text) => {
+                text.starts_with("@@")
+                    || matches!(classify(text), Ok(Line::Directive(d)) if d.ends_body() || matches!(d, Directive::EndOfFile))
+            }
+        }
+    }
+
     /// Consume the line last peeked at.
     fn bump(&mut self) {
         if let Some(Some(_)) = self.peeked.take() {
@@ -516,6 +544,17 @@ impl<'a> Parser<'a> {
         )
     }
 
+    /// What an error says it found ([`describe`]); an empty line that
+    /// only separates (followed by a directive, `@@` or the end) says to
+    /// remove it.
+    fn found(&self, text: &str) -> String {
+        if text.is_empty() && self.cursor.blank_run_ends_body() {
+            "an empty line (remove it: the envelope has no blank separator lines)".into()
+        } else {
+            describe(text)
+        }
+    }
+
     /// What the error says when a section was expected and `found` stands.
     fn expected_section(&self, found: &str) -> String {
         let what = if self.sections.is_empty() {
@@ -526,7 +565,7 @@ impl<'a> Parser<'a> {
         format!(
             "expected {what} ('{ADD_FILE}', '{UPDATE_FILE}', '{DELETE_FILE}' or \
              '{MOVE_FILE}') or '{END_PATCH}', found {}",
-            describe(found)
+            self.found(found)
         )
     }
 
@@ -562,7 +601,7 @@ impl<'a> Parser<'a> {
                 line,
                 format!(
                     "{after}; expected the next file section or '{END_PATCH}', found {}",
-                    describe(text)
+                    self.found(text)
                 ),
             ),
         }
@@ -588,7 +627,7 @@ impl<'a> Parser<'a> {
                             line,
                             format!(
                                 "expected a '+' line or the next section, found {}",
-                                describe(text)
+                                self.found(text)
                             ),
                         )
                     }
@@ -634,20 +673,20 @@ impl<'a> Parser<'a> {
                     let message = match hunks.last() {
                         None if optional => format!(
                             "expected '@@' to start a hunk, the next file section or '{END_PATCH}', found {}",
-                            describe(text)
+                            self.found(text)
                         ),
                         None => format!(
                             "expected '@@' to start the first hunk of {} (an update needs at least one hunk), found {}",
                             quote(path),
-                            describe(text)
+                            self.found(text)
                         ),
                         Some(h) if h.end_of_file => format!(
                             "expected '@@', the next file section or '{END_PATCH}' after '{END_OF_FILE}', found {}",
-                            describe(text)
+                            self.found(text)
                         ),
                         // A hunk without `*** End of File` consumes every
                         // line it can and reports the others itself.
-                        Some(_) => format!("unexpected {}", describe(text)),
+                        Some(_) => format!("unexpected {}", self.found(text)),
                     };
                     return error(line, message);
                 }
@@ -684,11 +723,15 @@ impl<'a> Parser<'a> {
                             break;
                         }
                         None => {
-                            return error(
-                                line,
+                            let message = if self.cursor.blank_run_ends_body() {
                                 "expected a hunk line starting with ' ', '-', '+' or '@@', \
-                                 found an empty line (a blank context line needs its leading space)",
-                            )
+                                 found an empty line between hunks or before a directive \
+                                 (remove it: the envelope has no blank separator lines)"
+                            } else {
+                                "expected a hunk line starting with ' ', '-', '+' or '@@', \
+                                 found an empty line (a blank context line needs its leading space)"
+                            };
+                            return error(line, message);
                         }
                         Some(_) => {
                             return error(

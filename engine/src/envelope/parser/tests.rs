@@ -879,7 +879,7 @@ fn top_level_junk() {
     );
     check(
         &env(&["*** Begin Patch", "", "*** End Patch"]),
-        &format!("line 2: {expected}, found an empty line"),
+        &format!("line 2: {expected}, found an empty line (remove it: the envelope has no blank separator lines)"),
     );
     check(
         &env(&[
@@ -911,7 +911,7 @@ fn add_body_errors() {
     );
     check(
         &add(&["+x", ""]),
-        "line 4: expected a '+' line or the next section, found an empty line",
+        "line 4: expected a '+' line or the next section, found an empty line (remove it: the envelope has no blank separator lines)",
     );
     check(
         &add(&["@@"]),
@@ -1027,6 +1027,17 @@ fn hunk_line_errors() {
         "line 5: expected a hunk line starting with ' ', '-', '+' or '@@', found an empty line \
          (a blank context line needs its leading space)",
     );
+    // An empty line before the next `@@`, a directive or the end is a
+    // separator to remove, not a blank context line.
+    for after in [&["@@", "-y"][..], &["*** End of File"], &[]] {
+        let mut lines = vec![" x", ""];
+        lines.extend_from_slice(after);
+        check(
+            &update(&lines),
+            "line 5: expected a hunk line starting with ' ', '-', '+' or '@@', found an empty line \
+             between hunks or before a directive (remove it: the envelope has no blank separator lines)",
+        );
+    }
     check(
         &update(&[" a", " b", " c", "foo"]),
         r#"line 7: expected a hunk line starting with ' ', '-', '+' or '@@', found "foo""#,
@@ -1125,7 +1136,7 @@ fn end_of_file_errors() {
     );
     check(
         &update(&[""]),
-        &format!("line 6: {expected}, found an empty line"),
+        &format!("line 6: {expected}, found an empty line (remove it: the envelope has no blank separator lines)"),
     );
     check(
         &update(&["*** End of File"]),
@@ -1158,7 +1169,7 @@ fn delete_has_no_body() {
     );
     check(
         &env(&["*** Begin Patch", "*** Delete File: a", "", "*** End Patch"]),
-        &format!("line 3: {expected}, found an empty line"),
+        &format!("line 3: {expected}, found an empty line (remove it: the envelope has no blank separator lines)"),
     );
 }
 

@@ -37,6 +37,7 @@ use crate::hash::{is_sha256_hex, same_digest, sha256_hex};
 use crate::hints::{self, Looking};
 use crate::matching::{HunkError, HunkFailure, Matcher};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
+use crate::repair;
 use crate::tools::wire::{Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};
 
@@ -116,8 +117,26 @@ pub struct ApplyPatchError<'a> {
     /// `; hint: …` when `details.hint` is set.
     pub message: String,
     /// Structured details: `path`, `hunkIndex`, `reason`, `line`,
-    /// `expected`/`actual`, `diagnosis`, `hint`, `similarPaths`, … (docs/tools.md).
+    /// `expected`/`actual`, `diagnosis`, `hint`, `similarPaths`, `repair`,
+    /// … (docs/tools.md).
+    #[schemars(with = "DetailsSchema")]
     pub details: &'a Map<String, Value>,
+}
+
+/// The schema of `error.details`: free-form members (docs/tools.md), of
+/// which the extension `repair` is typed. Never built: the wire writes the
+/// map itself.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct DetailsSchema {
+    /// Extension (docs/diagnostics.md, "Repairs"): the envelope corrected,
+    /// present only when exactly one correction of a mechanical mistake
+    /// fits the workspace as it is (checked by a dry run). The tool never
+    /// applies it; a host may send `patch` as a new call.
+    #[serde(default)]
+    repair: crate::repair::Repair,
+    #[serde(flatten)]
+    other: Map<String, Value>,
 }
 
 /// The error kinds of patch-envelope.md, as they appear on the wire.
@@ -233,7 +252,8 @@ pub struct ApplyOptions {
     /// `details.diagnosis`, its hint, and the cause in the message
     /// (docs/diagnostics.md). On by default. The fuzzers turn it off on
     /// most inputs: it costs more than the apply it explains, and they
-    /// check the apply (docs/fuzzing.md).
+    /// check the apply (docs/fuzzing.md). It also governs the repair
+    /// search of a refused envelope ([`crate::repair`]).
     pub diagnose: bool,
 }
 
@@ -466,46 +486,38 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
 }
 
 /// Parse, plan and (unless a dry run) commit an envelope against `fs`.
+/// A refusal with [`ApplyOptions::diagnose`] set that changed nothing is
+/// searched for a repair ([`crate::repair`]): `details.repair` when exactly
+/// one correction of the envelope fits, never applied here.
 pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
+    let applied = apply_once(fs, patch_text, options);
+    match applied.error {
+        Some(error) if options.diagnose && applied.changed_files.is_empty() => {
+            let found = repair::search(fs, patch_text, options, &error);
+            Applied {
+                changed_files: applied.changed_files,
+                error: Some(repair::annotate(error, &found)),
+            }
+        }
+        _ => applied,
+    }
+}
+
+/// [`apply`] without the repair search.
+fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let fail = |error| Applied {
         changed_files: Vec::new(),
         error: Some(error),
     };
-    if let Err(e) = check_expected(options) {
-        return fail(e);
-    }
-    let expected = match expected_by_path(fs, &options.expected_sha256) {
-        Ok(map) => map,
+    let (patch, mut planner) = match prepare(fs, patch_text, options) {
+        Ok(ready) => ready,
         Err(e) => return fail(e),
     };
-    let patch = match envelope::parse(patch_text) {
-        Ok(p) => p,
-        Err(e) => {
-            let error = PatchError::new(ErrorKind::PatchParseError, e.to_string())
-                .with("line", e.line)
-                .with("reason", "patch_parse_error");
-            return fail(with_shape_hint(error, patch_text, e.line));
-        }
-    };
-    let mut planner = Planner {
-        fs,
-        expected,
-        claimed: HashMap::new(),
-        workspace_root: options.workspace_root.as_deref(),
-        diagnose: options.diagnose,
-    };
     if options.atomic {
-        let mut changes = Vec::new();
-        let mut changed_files = Vec::new();
-        for (index, section) in patch.sections.iter().enumerate() {
-            match planner.section(index, section) {
-                Ok((c, f)) => {
-                    changes.extend(c);
-                    changed_files.push(f);
-                }
-                Err(e) => return fail(e),
-            }
-        }
+        let (changes, changed_files) = match plan_all(&mut planner, &patch) {
+            Ok(planned) => planned,
+            Err(e) => return fail(e),
+        };
         if !options.dry_run {
             if let Err(e) = commit(fs, changes) {
                 return fail(commit_error(e));
@@ -518,6 +530,81 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     } else {
         sequential(&mut planner, &patch, options.dry_run)
     }
+}
+
+/// The hash checks, the envelope parsed, and the planner over `fs`.
+fn prepare<'t, 'f>(
+    fs: &'f dyn Fs,
+    patch_text: &'t str,
+    options: &'f ApplyOptions,
+) -> Result<(Patch<'t>, Planner<'f>), PatchError> {
+    check_expected(options)?;
+    let expected = expected_by_path(fs, &options.expected_sha256)?;
+    let patch = envelope::parse(patch_text).map_err(|e| {
+        let error = PatchError::new(ErrorKind::PatchParseError, e.to_string())
+            .with("line", e.line)
+            .with("reason", "patch_parse_error");
+        with_shape_hint(error, patch_text, e.line)
+    })?;
+    let planner = Planner {
+        fs,
+        expected,
+        claimed: HashMap::new(),
+        workspace_root: options.workspace_root.as_deref(),
+        diagnose: options.diagnose,
+    };
+    Ok((patch, planner))
+}
+
+/// Every section planned, in order; the first refusal stops it.
+fn plan_all(
+    planner: &mut Planner<'_>,
+    patch: &Patch<'_>,
+) -> Result<(Vec<Change>, Vec<ChangedFile>), PatchError> {
+    let mut changes = Vec::new();
+    let mut changed_files = Vec::new();
+    for (index, section) in patch.sections.iter().enumerate() {
+        let (c, f) = planner.section(index, section)?;
+        changes.extend(c);
+        changed_files.push(f);
+    }
+    Ok((changes, changed_files))
+}
+
+/// A repair's dry run: the envelope planned whole against `fs`, nothing
+/// written, no diagnosis; on success and with `hash`, the SHA-256 of what
+/// the commit would do (each change's path and new bytes, or its removal),
+/// so that two candidates with the same effect count as one correction.
+pub(crate) fn planned_effect(
+    fs: &dyn Fs,
+    patch_text: &str,
+    options: &ApplyOptions,
+    hash: bool,
+) -> Result<Option<String>, PatchError> {
+    let quiet = ApplyOptions {
+        diagnose: false,
+        ..options.clone()
+    };
+    let (patch, mut planner) = prepare(fs, patch_text, &quiet)?;
+    let (changes, _) = plan_all(&mut planner, &patch)?;
+    if !hash {
+        return Ok(None);
+    }
+    let mut effect: Vec<u8> = Vec::new();
+    for change in &changes {
+        match change {
+            Change::Write { path, content, .. } => {
+                effect.extend_from_slice(format!("W {path} {}\n", content.sha256_hex()).as_bytes());
+            }
+            Change::Delete { path, .. } => {
+                effect.extend_from_slice(format!("D {path}\n").as_bytes())
+            }
+            Change::CreateDir { path } => {
+                effect.extend_from_slice(format!("M {path}\n").as_bytes())
+            }
+        }
+    }
+    Ok(Some(sha256_hex(&effect)))
 }
 
 /// `atomic: false`: plan and commit one section at a time, stop at the first failure.
