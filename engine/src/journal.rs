@@ -897,11 +897,15 @@ fn undo_step(fs: &dyn Fs, step: &Step, renaming: bool, done: &mut Undone) -> io:
     }
 }
 
-/// fsync the folder `dir`; one that is not there (removed by the undo, or
-/// never made) has nothing to make durable.
+/// fsync the folder `dir`; one that is not there (removed by the undo,
+/// never made, or unreachable because a file stands where a folder above
+/// it would be: the step that needed it failed) has nothing to make
+/// durable.
 fn sync_if_present(fs: &dyn Fs, dir: &str) -> io::Result<()> {
     match fs.sync_dir(dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            Ok(())
+        }
         other => other,
     }
 }
