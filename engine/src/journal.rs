@@ -903,7 +903,12 @@ fn undo_step(fs: &dyn Fs, step: &Step, renaming: bool, done: &mut Undone) -> io:
 /// durable.
 fn sync_if_present(fs: &dyn Fs, dir: &str) -> io::Result<()> {
     match fs.sync_dir(dir) {
-        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
             Ok(())
         }
         other => other,
