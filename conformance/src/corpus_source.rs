@@ -14,30 +14,68 @@
 //!
 //! The embedded corpus has the same content hash as the directory it was
 //! built from (one walk, [`crate::corpus_walk`], one hash,
-//! [`Corpus::from_files`]); a test holds it. Loading it parses the ~950
-//! cases from memory, as loading a directory does from disk.
+//! [`Corpus::from_files`]); a test holds it. It is stored deflated
+//! (`build.rs`) and inflated once, on first use: a few tens of milliseconds
+//! (docs/ci.md, "Cost"). Loading it then parses the ~950 cases from memory,
+//! as loading a directory does from disk.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::case::{Corpus, CorpusRoot};
 use crate::cli::{CorpusArgs, ExportArgs};
 use crate::error::{Error, ErrorKind};
 
+/// What `build.rs` generated: `DEFLATED` (the corpus files concatenated and
+/// deflated), `INFLATED_LEN` (their total length) and `FILES` (each file's
+/// relative path, offset and length in the inflated bytes).
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/embedded_corpus.rs"));
+}
+
+/// The inflated corpus: inflated on first use only, so commands that never
+/// read the embedded corpus (`exec`, `mcp`, a check of `--corpus DIR`) do
+/// not pay for it.
+static INFLATED: OnceLock<Vec<u8>> = OnceLock::new();
+
+fn inflated() -> &'static [u8] {
+    INFLATED.get_or_init(|| {
+        // Bounded by the length the build recorded. The build deflated these
+        // very bytes, so inflating them cannot fail.
+        let bytes = miniz_oxide::inflate::decompress_to_vec_with_limit(
+            generated::DEFLATED,
+            generated::INFLATED_LEN,
+        )
+        .expect("build.rs deflated the embedded corpus from INFLATED_LEN bytes");
+        assert_eq!(
+            bytes.len(),
+            generated::INFLATED_LEN,
+            "build.rs recorded the inflated length of the embedded corpus"
+        );
+        bytes
+    })
+}
+
 /// Every file of the repository's `corpus/` at build time: (path relative to
 /// the corpus root with `/` separators, bytes), in [`Path`] order.
-pub static EMBEDDED: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/embedded_corpus.rs"));
+pub fn embedded_files() -> impl ExactSizeIterator<Item = (&'static str, &'static [u8])> {
+    let all = inflated();
+    // FILES tiles 0..INFLATED_LEN (build.rs wrote it so), so each range is in bounds.
+    generated::FILES
+        .iter()
+        .map(move |&(path, offset, len)| (path, &all[offset..offset + len]))
+}
 
 /// One file of the embedded corpus, by its relative path.
 pub fn embedded_file(rel: &str) -> Option<&'static [u8]> {
-    EMBEDDED
-        .iter()
+    embedded_files()
         .find(|(path, _)| *path == rel)
-        .map(|(_, bytes)| *bytes)
+        .map(|(_, bytes)| bytes)
 }
 
 /// The embedded corpus, loaded.
 pub fn embedded() -> Result<Corpus, Error> {
-    Corpus::from_files(CorpusRoot::Embedded, EMBEDDED.iter().copied())
+    Corpus::from_files(CorpusRoot::Embedded, embedded_files())
         .map_err(|p| Error::new(ErrorKind::Corpus(p)))
 }
 
@@ -106,7 +144,7 @@ pub fn export(args: &ExportArgs) -> Result<i32, Error> {
         )));
     }
     let corpus = embedded()?;
-    for (rel, bytes) in EMBEDDED {
+    for (rel, bytes) in embedded_files() {
         let path: PathBuf = dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -122,7 +160,7 @@ pub fn export(args: &ExportArgs) -> Result<i32, Error> {
         corpus.version.as_deref().unwrap_or("(no VERSION)"),
         corpus.content_hash,
         corpus.cases.len(),
-        EMBEDDED.len(),
+        embedded_files().len(),
         dir.display()
     )
     .map_err(|e| Error::io(format!("cannot write to stdout: {e}")))?;
@@ -145,6 +183,33 @@ mod tests {
         assert_eq!(embedded.version, dir.version);
         assert_eq!(embedded.cases.len(), dir.cases.len());
         assert_eq!(embedded.root, CorpusRoot::Embedded);
+    }
+
+    #[test]
+    fn the_file_table_tiles_the_inflated_bytes() {
+        let mut end = 0;
+        for &(path, offset, len) in generated::FILES {
+            assert_eq!(offset, end, "{path} starts where the previous file ends");
+            end += len;
+        }
+        assert_eq!(end, generated::INFLATED_LEN);
+        assert_eq!(inflated().len(), generated::INFLATED_LEN);
+    }
+
+    #[test]
+    fn every_embedded_file_is_the_directory_s_byte_for_byte() {
+        let root = repo_corpus();
+        let on_disk = crate::corpus_walk::files(&root).expect("the corpus directory walks");
+        let embedded: Vec<_> = embedded_files().collect();
+        assert_eq!(embedded.len(), on_disk.len());
+        for ((rel, bytes), disk_rel) in embedded.into_iter().zip(on_disk) {
+            assert_eq!(Path::new(rel), disk_rel);
+            let disk = std::fs::read(root.join(&disk_rel)).expect("a corpus file reads");
+            assert!(
+                bytes == disk.as_slice(),
+                "{rel} differs from the directory's"
+            );
+        }
     }
 
     #[test]
