@@ -92,8 +92,8 @@ main { padding: 12px 20px 40px; }
 #matrix tr.clause th { background: #eef2f7; text-align: left; font-weight: 600; }
 #matrix tr.case th { font-weight: normal; text-align: left; max-width: 560px; }
 #matrix tr.case th .sum { color: var(--muted); font-size: 12px; }
-td.cell { text-align: center; white-space: nowrap; min-width: 110px; }
-td.cell small { display: block; font-size: 11px; color: #444; }
+td.cell { text-align: center; white-space: nowrap; min-width: 64px; }
+td.cell small { display: block; font-size: 11px; color: #444; white-space: normal; }
 td.pass { background: var(--pass); }
 td.fail { background: var(--fail); }
 td.error { background: var(--error); }
