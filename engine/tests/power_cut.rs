@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use patchspec_engine::commit::is_temp_name;
+use patchspec_engine::commit::{is_temp_name, PRIVATE_DIR};
 use patchspec_engine::dispatch::ToolOutcome;
 use patchspec_engine::fs::Subtree;
 use patchspec_engine::journal;
@@ -181,7 +181,7 @@ fn pending(fs: &PowerCutFs, shape: &Shape) -> bool {
 
 /// True for a path in an engine's private folder (a nested one's too).
 fn is_private(path: &str) -> bool {
-    path.split('/').any(|part| part == ".patchspec")
+    path.split('/').any(|part| part == PRIVATE_DIR)
 }
 
 /// The workspace as a user sees it: the engine's folder left out.
