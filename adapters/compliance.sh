@@ -2,7 +2,8 @@
 # Regenerate docs/compliance.md from a real run, in one command: install the
 # pinned third-party implementations (locally, each through its adapter's own
 # script, all at once), build the runner, run `patchspec matrix` over the
-# apply_patch corpus in both judge modes (the two runs at once), and replace
+# apply_patch corpus once, judging each answer in both modes (`--judge
+# outcome --full-out`: every case is run once), and replace
 # the generated blocks of docs/compliance.md (adapters/compliance_report.py;
 # the hand-written findings around them are kept: re-read them against the
 # new tables).
@@ -87,22 +88,23 @@ if [ -z "${PATCHSPEC:-}" ]; then
 fi
 built_at=$(now)
 
-# 3. Both judge modes at once: the third-party columns are one process per
-# case, mostly waiting on process start and the sandbox's mounts.
-say "running $(( ${#ready[@]} / 2 )) third-party column(s) + the reference, judges outcome and full, $jobs worker(s) each, timeout $timeout"
-for judge in outcome full; do
-  mkdir -p "$out/$judge"
-  ( "$PATCHSPEC" matrix --judge "$judge" --tool apply_patch --timeout "$timeout" -j "$jobs" \
-      --out "$out/$judge" --markdown "$out/$judge/matrix.md" "${ready[@]}" 2>&1 \
-      | sed -u "s/^/[$judge] /" ) &
-done
-wait
+# 3. One run, both judge modes: each answer is judged in outcome mode and
+# again in full (the third-party columns are one process per case, mostly
+# waiting on process start and the sandbox's mounts). Its CPU time (user +
+# system, every process it started) goes beside the wall times.
+say "running $(( ${#ready[@]} / 2 )) third-party column(s) + the reference, judged outcome and full, $jobs worker(s), timeout $timeout"
+mkdir -p "$out/outcome" "$out/full"
+TIMEFORMAT='%U %S'
+{ time "$PATCHSPEC" matrix --judge outcome --full-out "$out/full" --tool apply_patch --timeout "$timeout" -j "$jobs" \
+    --out "$out/outcome" --markdown "$out/outcome/matrix.md" "${ready[@]}" 2>&1 | sed -u "s/^/[matrix] /"; } 2>"$out/cpu.txt" \
+  || say "the matrix exited non-zero (an unusable column, named on the page)"
+cpu=$(tail -n 1 "$out/cpu.txt" | awk '{printf "%d", $1 + $2}')
 for judge in outcome full; do
   [ -f "$out/$judge/matrix.json" ] || { say "the $judge run wrote no matrix.json"; exit 1; }
 done
 matrix_done=$(now)
 cat >"$out/timing.json" <<JSON
-{"install": $((installed_at - started)), "build": $((built_at - installed_at)), "matrix": $((matrix_done - built_at)), "total": $((matrix_done - started)), "cores": $(nproc), "jobs": $jobs, "loadStart": "$load_start", "loadEnd": "$(cut -d' ' -f1-3 /proc/loadavg)"}
+{"install": $((installed_at - started)), "build": $((built_at - installed_at)), "matrix": $((matrix_done - built_at)), "cpu": $cpu, "total": $((matrix_done - started)), "cores": $(nproc), "jobs": $jobs, "loadStart": "$load_start", "loadEnd": "$(cut -d' ' -f1-3 /proc/loadavg)"}
 JSON
 
 # 4. The document.

@@ -4,9 +4,10 @@
     compliance_report.py OUT_DIR DOC
 
 OUT_DIR is what adapters/compliance.sh leaves in target/compliance/:
-`outcome/matrix.json`, `outcome/matrix.md`, `full/matrix.json`, and
-`columns.json` (every column, run or not: name, install seconds, the reason
-when it could not run) and `timing.json` (wall seconds of the phases). DOC's
+`outcome/matrix.json`, `outcome/matrix.md`, `full/matrix.json` (the same
+answers judged in full), and `columns.json` (every column, run or not:
+name, install seconds, the reason when it could not run) and `timing.json`
+(wall seconds of the phases, CPU seconds of the matrix run). DOC's
 blocks between `<!-- BEGIN GENERATED NAME … -->` and
 `<!-- END GENERATED NAME -->` are replaced; everything else (the findings
 written by hand) is kept. Blocks:
@@ -76,8 +77,8 @@ PROBES = [
 # The hazards, in table order: (key, column heading, what it means).
 HAZARDS = [
     ("outside", "wrote outside the workspace", "the runner saw a write outside the workspace (`wrote-outside`)"),
-    ("partial", "partial change", "it refused but left files changed (`changed-on-refusal`): a multi-file "
-                                  "change half made"),
+    ("partial", "partial change", "it refused but left files changed (`changed-on-refusal`) where the case "
+                                  "expects none changed: a multi-file change half made"),
     ("near", "near match applied", "it applied a case tagged `near-match` (the hunk differs from the file in "
                                    "whitespace, Unicode look-alikes, case or a cut line: the spec refuses)"),
     ("first", "first of several matches", "it applied a case tagged `ambiguous` (the hunk matches more than once: "
@@ -98,7 +99,10 @@ def hazards_of(case, result):
     found = []
     if departure == "wrote-outside":
         found.append("outside")
-    if departure == "changed-on-refusal":
+    # A case that expects changes on a refusal (`atomic: false` keeps the
+    # sections before the failing one) differs from a refusal that changed
+    # nothing as much as from one that changed too much: not counted.
+    if departure == "changed-on-refusal" and case.get("expectUnchanged", True):
         found.append("partial")
     if applied and "near-match" in tags and case.get("expectSuccess") is False:
         found.append("near")
@@ -109,6 +113,19 @@ def hazards_of(case, result):
     if departure == "error":
         found.append("crash")
     return found
+
+
+def mark_expected_trees(outcome):
+    """Note on each case of the run whether it expects the workspace
+    unchanged (`expectUnchanged`), read from the run's corpus; a case whose
+    file cannot be read is left as it is."""
+    root = outcome["corpus"].get("root") or ""
+    for c in outcome["cases"]:
+        try:
+            with open(os.path.join(root, c["id"] + ".json"), encoding="utf-8") as f:
+                c["expectUnchanged"] = json.load(f)["expect"].get("files") == "unchanged"
+        except (OSError, ValueError, KeyError, AttributeError):
+            continue
 
 
 def hazard_table(outcome):
@@ -215,27 +232,26 @@ def summary(outcome, full, columns, timing):
     lines = []
     lines.append("Generated on corpus `%s` (version %s): %d `apply_patch` case(s) of %d, by "
                  "`adapters/compliance.sh` in %d s wall time on %d core(s) (installs %d s, runner build %d s, "
-                 "both judge modes %d s)." % (
+                 "the matrix %d s, %d s of CPU time)." % (
                      corpus["hash"], corpus.get("version") or "none", len(outcome["cases"]), corpus["cases"],
                      timing.get("total", 0), timing.get("cores", 1), timing.get("install", 0),
-                     timing.get("build", 0), timing.get("matrix", 0)))
+                     timing.get("build", 0), timing.get("matrix", 0), timing.get("cpu", 0)))
     if timing.get("loadStart"):
-        lines[-1] += (" %s worker(s) per judge mode; load average %s at the start, %s at the end "
+        lines[-1] += (" %s worker(s); load average %s at the start, %s at the end "
                       "(other work on the machine slows every column)." % (
                           timing.get("jobs", "?"), timing["loadStart"], timing.get("loadEnd", "?")))
     lines.append("")
     impls = columns_of(outcome)
     full_by_name = {i["name"]: i for i in columns_of(full)}
-    lines.append("| column | implementation | `outcome` | `full` | skipped | run time (outcome + full) |")
+    lines.append("| column | implementation | `outcome` | `full` | skipped | run time |")
     lines.append("|---|---|---|---|---:|---:|")
     for i in impls:
         t = i["totals"]
-        f = full_by_name.get(i["name"], {"totals": {"pass": 0, "fail": 0, "error": 0}, "durationMs": 0})
-        ft = f["totals"]
-        lines.append("| **%s** | %s | %s | %s | %d | %s + %s |" % (
+        ft = full_by_name.get(i["name"], {"totals": {"pass": 0, "fail": 0, "error": 0}})["totals"]
+        lines.append("| **%s** | %s | %s | %s | %d | %s |" % (
             i["name"], label(i), rate(t["pass"], t["pass"] + t["fail"] + t["error"]),
             rate(ft["pass"], ft["pass"] + ft["fail"] + ft["error"]), t["skip"],
-            seconds(i["durationMs"]), seconds(f["durationMs"])))
+            seconds(i["durationMs"])))
     not_run = [c for c in columns if c.get("reason")]
     for c in not_run:
         lines.append("| **%s** | %s | not run | not run | — | — |" % (c["name"], c.get("label", c["name"])))
@@ -248,9 +264,10 @@ def summary(outcome, full, columns, timing):
     lines.append("")
     lines.append("`outcome`: success or failure and the files after the call; `full`: also the result "
                  "document (no third party writes the spec's result document, so `full` measures "
-                 "that alone). Pass rates are over the cases a column ran; skipped cases (tags an "
-                 "adapter declares unsupported) are left out. Run times are per column, one process "
-                 "per case.")
+                 "that alone). Each case is run once and its answer judged both ways "
+                 "(`patchspec matrix --judge outcome --full-out`). Pass rates are over the cases a "
+                 "column ran; skipped cases (tags an adapter declares unsupported) are left out. Run "
+                 "times are per column, one process per case.")
     lines.append("")
     lines.append("By tool area (the case id's folder), `--judge outcome`, passes/judged:")
     lines.append("")
@@ -367,6 +384,7 @@ def main(argv):
         return 2
     out, doc_path = argv
     outcome = load(os.path.join(out, "outcome", "matrix.json"))
+    mark_expected_trees(outcome)
     full = load(os.path.join(out, "full", "matrix.json"))
     columns = load(os.path.join(out, "columns.json"))
     timing = load(os.path.join(out, "timing.json"))

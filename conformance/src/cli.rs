@@ -295,6 +295,11 @@ pub struct MatrixArgs {
     /// Also write the matrix as Markdown (tables by tool and clause, departures) to FILE.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// With `--judge outcome`: also judge every answer in full, without running anything
+    /// again, and write that matrix to DIR like --out (and its Markdown as DIR/matrix.md
+    /// with --markdown). Not for cases with steps (their step answers are not kept).
+    #[arg(long, value_name = "DIR")]
+    pub full_out: Option<PathBuf>,
     /// Parallel workers per executor run (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,

@@ -16,7 +16,9 @@
 //! Outputs, in `--out DIR`: `matrix.json`, `matrix.html`,
 //! `badges/<NAME>.json` for each column that ran (an unusable column has no
 //! pass rate, so no badge, and an old one is removed); with `--markdown
-//! FILE` also the Markdown rendering.
+//! FILE` also the Markdown rendering. With `--judge outcome --full-out
+//! DIR`, every answer is also judged in full ([`crate::matrix::rejudge`])
+//! and that matrix written to DIR the same way: both modes from one run.
 //!
 //! Exit code: 0 when the matrix was written, whatever the pass rates (it is
 //! a report, not a gate: use `check` with a baseline for that); 2 on usage
@@ -35,7 +37,8 @@ use crate::cmd_check::{load_corpus, parse_duration, selection};
 use crate::error::{Error, ErrorKind};
 use crate::event::{Event, Reporter};
 use crate::event::{RunHeader, RunSummary};
-use crate::matrix::{badge, html, json, markdown, Column, Matrix, Source};
+use crate::judge::Judge;
+use crate::matrix::{badge, html, json, markdown, rejudge, Column, Matrix, Source};
 use crate::output::eprintln_quietly as say;
 use crate::report::human::{progress_bar, progress_wanted};
 use crate::run::{known_tools, run, RunConfig, RunOutput, Runner};
@@ -264,6 +267,39 @@ fn run_column(
     Ok((column, output.results))
 }
 
+/// Write `m` as `out/matrix.json`, `out/matrix.html`, `out/badges/` and,
+/// when asked, its Markdown; returns the JSON's path.
+fn write_outputs(
+    m: &Matrix,
+    out: &Path,
+    markdown_file: Option<&Path>,
+) -> Result<std::path::PathBuf, Error> {
+    let json_path = out.join("matrix.json");
+    let doc = serde_json::to_string_pretty(&json::to_json(m))
+        .map_err(|e| Error::io(format!("cannot serialise the matrix: {e}")))?;
+    write(&json_path, &(doc + "\n"))?;
+    write(&out.join("matrix.html"), &html::render(m))?;
+    for (i, c) in m.columns.iter().enumerate() {
+        let path = out.join("badges").join(format!("{}.json", c.name));
+        if c.unusable.is_some() {
+            // A column that did not run has no pass rate: no badge, and
+            // none left over from an earlier run to claim one.
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(format!("cannot remove {}: {e}", path.display()))),
+            }
+            continue;
+        }
+        let b = badge::badge(m.tally(i, |_| true), m.judge);
+        write(&path, &format!("{b}\n"))?;
+    }
+    if let Some(path) = markdown_file {
+        write(path, &markdown::render(m))?;
+    }
+    Ok(json_path)
+}
+
 /// Run `patchspec matrix`; returns the exit code.
 pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
     let specs = args
@@ -296,6 +332,16 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             sel.describe()
         ))));
     }
+    if args.full_out.is_some() {
+        if args.judging.judge != Judge::Outcome {
+            return Err(Error::usage(
+                "--full-out judges an outcome run again in full: it needs --judge outcome",
+            ));
+        }
+        if let Some(why) = rejudge::unsupported(&selected) {
+            return Err(Error::usage(format!("--full-out: {why}")));
+        }
+    }
     let timeout = parse_duration(&args.judging.timeout).map_err(Error::usage)?;
     let jobs = args
         .jobs
@@ -305,12 +351,14 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
                 .unwrap_or(1)
         })
         .max(1);
-    std::fs::create_dir_all(args.out.join("badges")).map_err(|e| {
-        Error::io(format!(
-            "cannot create {}: {e}",
-            args.out.join("badges").display()
-        ))
-    })?;
+    for out in std::iter::once(&args.out).chain(&args.full_out) {
+        std::fs::create_dir_all(out.join("badges")).map_err(|e| {
+            Error::io(format!(
+                "cannot create {}: {e}",
+                out.join("badges").display()
+            ))
+        })?;
+    }
     let source = Source {
         runner_version: env!("CARGO_PKG_VERSION").into(),
         corpus_root: corpus.root.display().to_string(),
@@ -341,6 +389,18 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
     ));
     let started = Instant::now();
     let mut m = Matrix::new(args.judging.judge, source.clone(), &selected);
+    let mut full = args
+        .full_out
+        .as_ref()
+        .map(|_| Matrix::new(Judge::Full, source.clone(), &selected));
+    let mut add_column = |column: Column, results: &[crate::event::CaseResult]| {
+        if let Some(full) = &mut full {
+            let judged = rejudge::judge_full(&selected, results).map_err(Error::usage)?;
+            full.add_column(column.clone(), &judged);
+        }
+        m.add_column(column, results);
+        Ok::<(), Error>(())
+    };
     let engine = InProcess::new(&args.judging.ignore_path);
     let (column, results) = run_column(
         &plan,
@@ -349,7 +409,7 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         "built-in".into(),
         new_root(&plan.work_dir)?,
     )?;
-    m.add_column(column, &results);
+    add_column(column, &results)?;
     for spec in &specs {
         let root = new_root(&plan.work_dir)?;
         let executor = launch_or_unstarted(&Launch {
@@ -381,32 +441,14 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         };
         let (column, results) =
             run_column(&plan, &spec.name, executor.as_ref(), declared_by, root)?;
-        m.add_column(column, &results);
+        add_column(column, &results)?;
     }
     let total = started.elapsed();
 
-    let json_path = args.out.join("matrix.json");
-    let doc = serde_json::to_string_pretty(&json::to_json(&m))
-        .map_err(|e| Error::io(format!("cannot serialise the matrix: {e}")))?;
-    write(&json_path, &(doc + "\n"))?;
-    write(&args.out.join("matrix.html"), &html::render(&m))?;
-    for (i, c) in m.columns.iter().enumerate() {
-        let path = args.out.join("badges").join(format!("{}.json", c.name));
-        if c.unusable.is_some() {
-            // A column that did not run has no pass rate: no badge, and
-            // none left over from an earlier run to claim one.
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(format!("cannot remove {}: {e}", path.display()))),
-            }
-            continue;
-        }
-        let b = badge::badge(m.tally(i, |_| true), m.judge);
-        write(&path, &format!("{b}\n"))?;
-    }
-    if let Some(path) = &args.markdown {
-        write(path, &markdown::render(&m))?;
+    let json_path = write_outputs(&m, &args.out, args.markdown.as_deref())?;
+    if let (Some(full), Some(dir)) = (&full, &args.full_out) {
+        let markdown = args.markdown.as_ref().map(|_| dir.join("matrix.md"));
+        write_outputs(full, dir, markdown.as_deref())?;
     }
     say(format_args!(
         "matrix: {} case(s) × {} implementation(s) in {:.1}s; wrote {}, matrix.html, badges/",

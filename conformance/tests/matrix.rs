@@ -21,6 +21,17 @@ const READ: &str = "workspace.read_file/basic/reads-whole-file";
 
 /// `patchspec matrix` over the four cases, with executors `NAME=ARGS` run as the test executor.
 fn matrix(out: &Path, judge: &str, executors: &[(&str, &str)], code: i32) -> Value {
+    matrix_with(out, judge, &[], executors, code)
+}
+
+/// [`matrix`] with `extra` arguments (more `--run`s, options).
+fn matrix_with(
+    out: &Path,
+    judge: &str,
+    extra: &[String],
+    executors: &[(&str, &str)],
+    code: i32,
+) -> Value {
     let mut args: Vec<String> = vec![
         "matrix".into(),
         "--corpus".into(),
@@ -38,6 +49,7 @@ fn matrix(out: &Path, judge: &str, executors: &[(&str, &str)], code: i32) -> Val
         args.push("--run".into());
         args.push(id.into());
     }
+    args.extend_from_slice(extra);
     for (name, extra) in executors {
         args.push("--executor".into());
         // The executor path is quoted: the command is split like shell words.
@@ -239,6 +251,67 @@ fn full_judge_and_disagreement_among_the_implementations_under_test() {
     .expect("badge JSON");
     assert_eq!(badge["label"], "patchspec");
     assert_eq!(badge["message"], "100% passing");
+}
+
+#[test]
+fn full_out_judges_the_answers_of_an_outcome_run_as_a_full_run_judges_them() {
+    // Its expected result names the workspace root: read back from the call.
+    const ROOT_IN_RESULT: &str = "apply_patch/diagnostics/hint-absolute-path-inside-workspace";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let executors = [
+        ("engine-like", ""),
+        ("refuser", "--always refuse"),
+        ("leaky", "--always outside"),
+    ];
+    let more = ["--run".to_owned(), ROOT_IN_RESULT.to_owned()];
+    let full = matrix_with(&dir.path().join("full"), "full", &more, &executors, 0);
+    let rejudged_dir = dir.path().join("rejudged");
+    let mut extra = more.to_vec();
+    extra.extend(["--full-out".to_owned(), rejudged_dir.display().to_string()]);
+    let outcome = matrix_with(
+        &dir.path().join("outcome"),
+        "outcome",
+        &extra,
+        &executors,
+        0,
+    );
+    let text = std::fs::read_to_string(rejudged_dir.join("matrix.json")).expect("matrix.json");
+    let rejudged: Value = serde_json::from_str(&text).expect("matrix.json is JSON");
+    assert_eq!(outcome["judge"], "outcome");
+    assert_eq!(rejudged["judge"], "full");
+    assert!(rejudged_dir.join("matrix.md").is_file());
+    assert!(rejudged_dir.join("badges/refuser.json").is_file());
+    for name in ["reference", "engine-like", "refuser", "leaky"] {
+        for id in [APPLIES, REFUSED, NOT_FUZZED, READ, ROOT_IN_RESULT] {
+            assert_eq!(
+                cell(&rejudged, id, name),
+                cell(&full, id, name),
+                "{name} on {id}"
+            );
+        }
+    }
+    assert_eq!(cell(&full, ROOT_IN_RESULT, "engine-like").0, "pass");
+    // Judged by outcome, a bare refusal of a case that must be refused
+    // passes; judged in full, it does not.
+    assert_eq!(cell(&outcome, REFUSED, "refuser").0, "pass");
+    assert_eq!(cell(&rejudged, REFUSED, "refuser").0, "fail");
+
+    // Only an outcome run is judged again.
+    let run = patchspec(&[
+        "matrix".into(),
+        "--corpus".into(),
+        corpus().display().to_string(),
+        "--out".into(),
+        dir.path().join("bad").display().to_string(),
+        "--full-out".into(),
+        dir.path().join("bad-full").display().to_string(),
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("needs --judge outcome"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! one classified cell each) from the runner's results; the outputs only
 //! read it: [`json`] (`matrix.json`, stable), [`html`] (`matrix.html`, one
 //! self-contained page), [`badge`] (shields.io endpoint JSON) and
-//! [`markdown`] (for docs/compliance.md). Running the executors is
+//! [`markdown`] (for docs/compliance.md); [`rejudge`] judges an outcome
+//! run's answers again in full. Running the executors is
 //! `crate::cmd_matrix`'s job, through [`crate::run::run`] like `check`.
 
 pub mod badge;
@@ -13,5 +14,6 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod rejudge;
 
 pub use model::{Cell, CellOutcome, Column, Departure, Matrix, Row, Source, Tally};
