@@ -38,12 +38,19 @@ pub fn layer_lists(architecture: &str) -> BTreeMap<String, BTreeMap<String, u32>
         let Some((n, modules)) = rest.split_once(':') else {
             continue;
         };
-        let (Some(crate_dir), Ok(n)) = (&section, n.trim().parse::<u32>()) else {
+        // `- layer 2 (the runs): …` reads as layer 2.
+        let digits: String = n.trim().chars().take_while(char::is_ascii_digit).collect();
+        let (Some(crate_dir), Ok(n)) = (&section, digits.parse::<u32>()) else {
             continue;
         };
         let list = lists.entry(crate_dir.clone()).or_default();
         for m in modules.split(',') {
-            let m = m.trim().trim_matches('`').trim_end_matches('.');
+            // A module's path, then perhaps words about it: `case` (the format).
+            let m = m.split_whitespace().next().unwrap_or("");
+            let m = m
+                .trim_matches('`')
+                .trim_start_matches("crate::")
+                .trim_end_matches(['.', ';']);
             if !m.is_empty() {
                 list.insert(m.to_owned(), n);
             }
@@ -103,7 +110,7 @@ mod tests {
     #[test]
     fn lists_are_read_per_crate_section() {
         let doc = "## Code map\n### The runner (`conformance/`, crate `patchspec-conformance`)\n\n\
-                   - layer 0: protocol, case\n- layer 1: `transport`, transport::launch\n\
+                   - layer 0: protocol, case (the format)\n- layer 1 (runs): `transport`, transport::launch.\n\
                    ### Beside them\n- layer 3: nothing\n";
         let lists = layer_lists(doc);
         assert_eq!(lists.len(), 1);
