@@ -4,18 +4,17 @@
 //! (or violations pinned on no call), 2 usage, 3 unusable executor.
 
 use std::io::Write;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::Transport;
 use crate::error::{Error, ErrorKind};
 use crate::fuzz::{fuzz, FuzzConfig, FuzzReport, Progress};
 use crate::judge::Judge;
-use crate::transport::launch::{launch, Launch, OneshotHello};
-use crate::workspace::WorkDir;
+use crate::setup::{parse_duration, run_root, ExecutorArgs};
+use crate::transport::launch::{launch, Launch, OneshotHello, Transport};
+use crate::workspace::DEFAULT_WORKSPACE_LIMIT;
 
 /// The report `patchspec fuzz` writes on stdout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -39,15 +38,15 @@ pub struct FuzzArgs {
     /// Stop starting calls after this long: seconds, or with a unit (`500ms`, `30s`, `10m`, `1h`).
     #[arg(long, value_name = "DURATION")]
     pub time: Option<String>,
-    /// Parallel workers (default: the number of cores).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub jobs: Option<usize>,
+    /// Workers, connection timeout, work folder.
+    #[command(flatten)]
+    pub executor_args: ExecutorArgs,
     /// Transport to the executor given after `--` (default: session, the fastest).
     #[arg(long, value_enum, default_value = "session")]
     pub transport: Transport,
     /// Timeout, judge and what is left out.
     #[command(flatten)]
-    pub judging: crate::cli::JudgingArgs,
+    pub judging: crate::setup::JudgingArgs,
     /// Write each shrunk disagreement as a case, `DIR/found/<tool>/<hash>.json`
     /// (replay them with `patchspec check --corpus DIR -- EXECUTOR`).
     #[arg(long, value_name = "DIR")]
@@ -82,7 +81,7 @@ pub fn parse_time(text: &str) -> Result<Duration, String> {
     } else if let (Some(m), false) = (t.strip_suffix('m'), t.ends_with("ms")) {
         scaled(m, 60.0)
     } else {
-        crate::cmd_check::parse_duration(t)
+        parse_duration(t)
     }
 }
 
@@ -109,15 +108,8 @@ fn config(args: &FuzzArgs) -> Result<FuzzConfig, Error> {
         seed,
         runs,
         time,
-        jobs: args
-            .jobs
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            })
-            .max(1),
-        timeout: crate::cmd_check::parse_duration(&args.judging.timeout).map_err(Error::usage)?,
+        jobs: args.executor_args.jobs(),
+        timeout: args.judging.timeout()?,
         judge: args.judging.judge,
         skip_tools: args.judging.skip_tool.clone(),
         skip_tags: args.judging.skip_tag.clone(),
@@ -348,11 +340,8 @@ fn json_report(cfg: &FuzzConfig, r: &FuzzReport, args: &FuzzArgs) -> serde_json:
 /// Run `patchspec fuzz`; returns the exit code.
 pub fn fuzz_command(args: &FuzzArgs) -> Result<i32, Error> {
     let cfg = config(args)?;
-    let mut root = WorkDir::choose(None)
-        .run_root()
-        .map_err(|e| Error::io(e.to_string()))?;
-    root.set_workspace_limit(crate::workspace::DEFAULT_WORKSPACE_LIMIT);
-    let root = Arc::new(root);
+    let connect_timeout = args.executor_args.connect_timeout()?;
+    let root = run_root(&args.executor_args.work_dir(), DEFAULT_WORKSPACE_LIMIT)?;
     let executor = launch(&Launch {
         transport: args.transport,
         argv: &args.executor,
@@ -362,7 +351,7 @@ pub fn fuzz_command(args: &FuzzArgs) -> Result<i32, Error> {
         jobs: cfg.jobs,
         max_restarts: args.max_restarts,
         listen: None,
-        connect_timeout: Duration::from_secs(10),
+        connect_timeout,
         ignore_paths: &args.judging.ignore_path,
     })?;
     let info = executor.info();

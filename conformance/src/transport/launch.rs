@@ -18,10 +18,23 @@ use super::oneshot::Oneshot;
 use super::session::Session;
 use super::websocket::{Options, Plugin, WebSocket};
 use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, TransportError};
-use crate::cli::Transport;
 use crate::error::{Error, ErrorKind};
 use crate::protocol::ToolCallMsg;
 use crate::workspace::RunRoot;
+
+/// The transport to an external executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    /// One process per call.
+    Oneshot,
+    /// One long-lived process per worker, HELLO handshake, one message per line.
+    Session,
+    /// The runner is the websocket protocol's backend; the executor is a plugin that connects to it.
+    Websocket,
+    /// The executor is an MCP server over stdio, started per case (`{root}` in an argument
+    /// becomes the case's workspace, also its working directory); each case is a `tools/call`.
+    Mcp,
+}
 
 /// A oneshot executor's `HELLO`: asked for before the first case, or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
