@@ -1,5 +1,5 @@
 //! Starting an executor: the one place that turns a transport and an argv
-//! into an [`Executor`], for `patchspec check` and `patchspec matrix` alike.
+//! into an [`Executor`], for `patchspec check`, `matrix` and `fuzz` alike.
 //!
 //! Main function: [`launch`]. The command-line checks (which flags go
 //! together) stay in the commands; what is started, and how, is decided
