@@ -1,5 +1,5 @@
 //! `patchspec fuzz`'s report of a finished run: readable ([`human`]) or one
-//! JSON document ([`json`]), each with the command that reproduces the run.
+//! JSON document ([`json()`]), each with the command that reproduces the run.
 
 use std::io::Write;
 use std::time::Duration;

@@ -14,6 +14,9 @@
 //! [`render`] holds the shared readable renderings (diffs with invisible
 //! characters made visible, params as text); [`causes`] groups the failures
 //! that share a cause for the human report.
+//!
+//! [`Reporters`] is the set one `check` run writes to, from its report
+//! options ([`Destinations`]): built here, so the command only names them.
 
 pub mod causes;
 pub mod human;
