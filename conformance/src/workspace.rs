@@ -970,10 +970,48 @@ pub fn remove_dir_hard(dir: &Path) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => last = Some(e),
         }
-        crate::transport::process::kill_processes_inside(dir);
+        kill_processes_inside(dir);
         std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
     }
     Err(last.unwrap_or_else(|| io::Error::other("not removed")))
+}
+
+/// Kill (SIGKILL) every process of ours whose working directory or an open
+/// file lies inside `dir`: what an executor left running after its process
+/// group was killed (a child that called `setsid` or double-forked away).
+/// Linux: read from `/proc`; elsewhere it does nothing. The runner itself is
+/// never killed.
+fn kill_processes_inside(dir: &Path) {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let me = std::process::id();
+    for p in procs.flatten() {
+        let Some(pid) = p
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|&pid| pid != me)
+        else {
+            continue;
+        };
+        let base = p.path();
+        let inside = |link: &Path| std::fs::read_link(link).is_ok_and(|t| t.starts_with(dir));
+        let open_inside = || {
+            std::fs::read_dir(base.join("fd"))
+                .map(|fds| fds.flatten().any(|fd| inside(&fd.path())))
+                .unwrap_or(false)
+        };
+        if inside(&base.join("cwd")) || open_inside() {
+            if let Ok(pid) = i32::try_from(pid) {
+                // SAFETY: kill has no memory-safety preconditions; a process
+                // we may not signal just returns EPERM.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
 }
 
 impl Drop for CaseDir<'_> {

@@ -21,7 +21,7 @@ use std::time::Duration;
 use patchspec_conformance::case::Case;
 use patchspec_conformance::catalog::schema_files;
 use patchspec_conformance::corpus_source;
-use patchspec_conformance::event::{Event, Reporter, RunHeader};
+use patchspec_conformance::event::{Event, Reporter};
 use patchspec_conformance::run::{run, RunConfig, Runner};
 use patchspec_conformance::transport::inprocess::InProcess;
 use patchspec_conformance::transport::Executor;
@@ -185,12 +185,11 @@ fn corpus_results() -> Vec<(String, String, Value, Value)> {
     let engine = InProcess::default();
     let runner = Runner::new(&engine, &cfg).expect("runner");
     let selected: Vec<&Case> = corpus.cases.iter().collect();
-    let header = RunHeader::new(
+    let header = cfg.header(
         &corpus,
         engine.info(),
         selected.len(),
         "catalog".into(),
-        &cfg,
         None,
     );
     let mut collect = Collect(Vec::new());
