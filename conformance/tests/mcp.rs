@@ -15,7 +15,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use common::PATCHSPEC;
+use common::{CORPUS_SHARD, PATCHSPEC};
 use patchspec_engine::catalog::catalog;
 use serde_json::{json, Value};
 
@@ -601,15 +601,10 @@ fn check(extra: &[&str], server: &[&str]) -> (Option<i32>, String, String) {
 
 #[test]
 fn check_over_mcp_passes_the_reference_server() {
+    // A shard with cases of every tool; the whole corpus runs over MCP in
+    // `.ci/run`'s gate stage (a server process per case).
     let (code, stdout, stderr) = check(
-        &[
-            "--tool",
-            "apply_change",
-            "--tool",
-            "workspace.read_file",
-            "--tool",
-            "workspace_create_file",
-        ],
+        &["--shard", CORPUS_SHARD],
         &[PATCHSPEC, "mcp", "--root", "{root}"],
     );
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -620,7 +615,14 @@ fn check_over_mcp_passes_the_reference_server() {
 #[test]
 fn check_over_mcp_skips_the_tools_the_server_does_not_list() {
     let (code, stdout, stderr) = check(
-        &["--tool", "apply_change", "--tool", "workspace.read_file"],
+        &[
+            "--tool",
+            "apply_change",
+            "--tool",
+            "workspace.read_file",
+            "--shard",
+            CORPUS_SHARD,
+        ],
         &[PATCHSPEC, "mcp", "--root", "{root}", "--read-only"],
     );
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -665,6 +667,8 @@ fn matrix_accepts_mcp_executors() {
             "matrix",
             "--tool",
             "apply_change",
+            "--shard",
+            CORPUS_SHARD,
             "--transport",
             "mcp",
             "--out",
