@@ -154,29 +154,9 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
-/// Every file under `root` (relative path → bytes), `.patchspec` left out.
+/// Every entry under `root` (relative path → bytes), `.patchspec` left out.
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path
-                .strip_prefix(root)
-                .expect("under root")
-                .to_string_lossy()
-                .into_owned();
-            if rel == ".patchspec" {
-                continue;
-            }
-            if path.is_dir() {
-                walk(&path, root, out);
-            } else {
-                out.insert(rel, std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+    patchspec_snapshot::flat(root, Some(".patchspec"))
 }
 
 fn workspace() -> tempfile::TempDir {
