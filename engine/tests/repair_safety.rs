@@ -17,14 +17,11 @@ use patchspec_engine::repair::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
 #[allow(dead_code)]
-#[path = "../../fuzz/src/oracles/memfs.rs"]
-mod memfs;
-#[allow(dead_code)]
 #[path = "repairs/mistakes.rs"]
 mod mistakes;
 
-use memfs::MemFs;
 use mistakes::{mistake, render, second_mistake, Edit, MISTAKES, SECOND};
+use patchspec_oracles::memfs::{self, MemFs};
 
 const WORDS: &[&str] = &[
     "count", "total", "items", "buffer", "reader", "config", "index", "result", "value", "cursor",
