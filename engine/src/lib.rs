@@ -32,12 +32,14 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod api;
 pub mod catalog;
 pub mod commit;
 pub mod content;
 pub mod diagnose;
 pub mod dispatch;
 pub mod envelope;
+mod error;
 pub mod events;
 pub mod fs;
 pub mod hash;
@@ -53,3 +55,7 @@ pub mod text;
 pub mod tools;
 pub mod trash;
 pub mod workspace;
+
+pub use api::{Access, ReadOnly, Workspace, Writable};
+pub use error::{ErrorKind, Reason, ToolError};
+pub use tools::tul::apply_patch::{ApplyOptions, ChangedFile, Operation};

@@ -239,15 +239,24 @@ pub fn parse_params(params: &Value) -> Result<CreateFileParams<'_>, CreateFileRe
 
 /// Run `workspace_create_file` on the workspace of `fs`.
 pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> CreateFileResult {
+    match parse_params(params) {
+        Ok(params) => create(fs, &params, options),
+        Err(refusal) => refusal,
+    }
+}
+
+/// [`create_file`] from params already read.
+pub(crate) fn create(
+    fs: &dyn Fs,
+    params: &CreateFileParams<'_>,
+    options: &CreateFileOptions,
+) -> CreateFileResult {
     use CreateFileErrorCode as E;
     let CreateFileParams {
         path: raw,
         content,
         overwrite,
-    } = match parse_params(params) {
-        Ok(p) => p,
-        Err(refusal) => return refusal,
-    };
+    } = *params;
     let overwrite = overwrite.unwrap_or(false);
     let fail = |code, message: String| CreateFileResult::fail(code, raw, message);
     let opts = GuardOptions {
