@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use crate::exit;
 use crate::output::{eprintln_quietly, stdout, Quiet};
 
+use patchspec_engine::apply_patch::{self, ApplyOptions};
 use patchspec_engine::dispatch::{self, Session, ToolCall};
-use patchspec_engine::tools::tul::apply_patch::{self, ApplyOptions};
 use patchspec_engine::workspace;
 
 /// `patchspec apply [FILE|-]`: apply an envelope to a directory.
@@ -308,7 +308,7 @@ pub fn apply(args: &ApplyArgs) -> i32 {
         applied
             .error
             .as_ref()
-            .and_then(|e| patchspec_engine::repair::repair_of(&e.details)),
+            .and_then(|e| patchspec_engine::repair_of(&e.details)),
     ) {
         if let Err(e) = std::fs::write(path, repair.patch) {
             return usage(&format!("cannot write {}: {e}", path.display()));
@@ -325,7 +325,7 @@ pub fn apply(args: &ApplyArgs) -> i32 {
         } else if let Some(hint) = e.hint() {
             eprintln_quietly(format_args!("  hint: {hint}"));
         }
-        if let Some(repair) = patchspec_engine::repair::repair_of(&e.details) {
+        if let Some(repair) = patchspec_engine::repair_of(&e.details) {
             eprintln_quietly(format_args!(
                 "repair: exactly one correction of the envelope fits the workspace as it is (checked by a dry run; not applied):"
             ));

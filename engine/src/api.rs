@@ -124,7 +124,7 @@ impl Workspace<Writable> {
         patch: &str,
         options: &ApplyOptions,
     ) -> Result<Vec<ChangedFile>, ToolError> {
-        apply_patch::apply(&self.fs, patch, options).into_result()
+        apply_patch::apply_text(&self.fs, patch, options).into_result()
     }
 
     /// `workspace_write_patch`: apply a validated batch

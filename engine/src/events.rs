@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::dispatch::ToolOutcome;
+use crate::call::ToolOutcome;
 
 /// The `tracing` target of every event.
 pub const TARGET: &str = "patchspec::events";
@@ -28,7 +28,7 @@ fn array_len(v: Option<&Value>) -> usize {
 }
 
 /// The call arrived (and, per tool, its §9 / §6.1 start event).
-pub fn received(tool: &str, call_id: &str, params: &Value) {
+pub(crate) fn received(tool: &str, call_id: &str, params: &Value) {
     tracing::info!(target: TARGET, event = "Tool.Call.Received", tool, call_id);
     match tool {
         "workspace_write_patch" => {
@@ -88,7 +88,7 @@ fn error_code(result: &Value) -> Option<&str> {
 
 /// The call finished: its per-tool events, then `Tool.Call.Executed` or
 /// `Tool.Call.Error`.
-pub fn finished(
+pub(crate) fn finished(
     tool: &str,
     call_id: &str,
     params: &Value,
@@ -165,7 +165,7 @@ pub fn finished(
 }
 
 /// A `workspace_write_patch` result's `batchId`, when it has one.
-pub fn batch_id(result: &Value) -> Option<&str> {
+pub(crate) fn batch_id(result: &Value) -> Option<&str> {
     result
         .get("result")
         .and_then(|r| r.get("batchId"))
@@ -173,7 +173,7 @@ pub fn batch_id(result: &Value) -> Option<&str> {
 }
 
 /// The store recorded the call (for a batch: TUL-002 §9's "batch stored").
-pub fn stored(tool: &str, call_id: &str, result: &Value, duration: Duration) {
+pub(crate) fn stored(tool: &str, call_id: &str, result: &Value, duration: Duration) {
     let duration_ms = millis(duration);
     if let Some(batch_id) = batch_id(result).filter(|_| tool == "workspace_write_patch") {
         let files = result
@@ -198,20 +198,20 @@ pub fn stored(tool: &str, call_id: &str, result: &Value, duration: Duration) {
 
 /// The store could not record the call; the tool's effect stands
 /// (docs/clarifications.md C-store-write-failure).
-pub fn store_failed(tool: &str, call_id: &str, reason: &str) {
+pub(crate) fn store_failed(tool: &str, call_id: &str, reason: &str) {
     tracing::error!(target: TARGET, event = "Store.WriteFailed", tool, call_id, reason);
 }
 
 /// Something in the workspace's journal folder that the engine did not act
 /// on: not proven to be its own (docs/security.md). Never executed, never
 /// removed; `patchspec recover --discard` removes it.
-pub fn foreign_journal(path: &str, reason: &str) {
+pub(crate) fn foreign_journal(path: &str, reason: &str) {
     tracing::warn!(target: TARGET, event = "Journal.Foreign", path, reason);
 }
 
 /// A reader found a journal folder: it does not recover (a read writes
 /// nothing), so it may see a commit a dead writer left half done until the
 /// next writer or `patchspec recover` rolls it back.
-pub fn journal_pending(root: &str) {
+pub(crate) fn journal_pending(root: &str) {
     tracing::warn!(target: TARGET, event = "Journal.Pending", root);
 }

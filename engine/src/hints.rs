@@ -147,11 +147,7 @@ pub fn similar_paths(fs: &dyn Fs, wanted: &str, looking: Looking) -> Similar {
         };
         entries += list.len();
         for (name, kind) in list {
-            let path = if dir.is_empty() {
-                name.clone()
-            } else {
-                format!("{dir}/{name}")
-            };
+            let path = crate::layout::join(&dir, &name);
             match kind {
                 EntryKind::Dir => {
                     if looking == Looking::Dir {

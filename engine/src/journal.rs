@@ -62,11 +62,9 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::commit::{is_temp_name, PRIVATE_DIR, TRASH_DIR};
+use crate::layout::{is_temp_name, PRIVATE_DIR, TRASH_DIR, TXN_DIR};
 use crate::fs::{file_name_of, parent_of, EntryKind, Fs};
 
-/// Where the transaction folders live.
-pub const TXN_DIR: &str = ".patchspec/txn";
 /// The version of the intent record's format (2: sealed).
 const INTENT_VERSION: u32 = 2;
 /// The most transaction folders one recovery examines; the rest are
@@ -690,6 +688,7 @@ pub fn commit_point(fs: &dyn Fs, intent: &Intent) -> io::Result<()> {
     fs.sync_dir(&dir)
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// True when the operation at `index` of a commit's operation log (as
 /// [`crate::fs::FaultFs::log`] records it) comes after a commit point: the
 /// last intent record touched before it was renamed to `committed`, not

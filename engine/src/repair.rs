@@ -136,6 +136,7 @@ impl RepairCause {
         }
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Every cause, in the order their rules run.
     pub const ALL: [RepairCause; 13] = [
         RepairCause::JsonEscapedEnvelope,

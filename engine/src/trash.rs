@@ -23,8 +23,8 @@
 
 use std::io;
 
-use crate::commit::TRASH_DIR;
 use crate::fs::{EntryKind, Fs};
+use crate::layout::TRASH_DIR;
 
 /// How much the trash keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +170,12 @@ fn remove_tree(fs: &dyn Fs, dir: &str) -> io::Result<()> {
 /// `keep` (the folder of the commit that just ran); returns the folders
 /// removed. Folders it cannot prove its own (the module doc) are neither
 /// counted nor removed.
-pub fn prune(fs: &dyn Fs, keep: &str, bounds: Bounds, now_ms: u128) -> io::Result<Vec<String>> {
+pub(crate) fn prune(
+    fs: &dyn Fs,
+    keep: &str,
+    bounds: Bounds,
+    now_ms: u128,
+) -> io::Result<Vec<String>> {
     let folders: Vec<(String, Name)> = folders(fs)?
         .into_iter()
         .filter(|(_, name)| is_own(fs, name, now_ms))

@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use patchspec_engine::commit::is_temp_name;
 use patchspec_engine::dispatch::{call, Session, ToolCall, ToolOutcome};
 use patchspec_engine::fs::{FaultFs, Fs, RealFs};
 use patchspec_engine::journal;
+use patchspec_engine::layout::is_temp_name;
 use serde_json::{json, Value};
 
 mod common;

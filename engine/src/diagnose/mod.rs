@@ -67,9 +67,9 @@ pub use ambiguous::multiple_matches;
 pub use diagnosis::{Cause, Diagnosis, HeaderFound, MatchSite, Row, RowStatus};
 pub use invisible::{visible, visible_line, VisibleStyle};
 pub(crate) use json::diagnosis_json;
-pub use keys::{loose_key, strip_line_number};
+#[cfg(test)]
+use keys::{loose_key, strip_line_number};
 pub use mismatch::line_mismatch;
-pub use ngram::GRAM_PAIRS;
 pub use not_found::hunk_not_found;
 pub use stale::stale_file;
 

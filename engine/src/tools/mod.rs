@@ -47,7 +47,7 @@ use std::path::Path;
 use schemars::Schema;
 
 use crate::catalog::{schema_of, Side};
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
 
 #[cfg(feature = "ide")]

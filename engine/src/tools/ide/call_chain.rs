@@ -130,6 +130,7 @@ pub struct CallChainParams {
     pub include_source: Option<bool>,
 }
 
+#[allow(dead_code)] // Read by its derived schema only: `parse` reads the params.
 /// `direction` of `call_chain`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -37,7 +37,7 @@ use serde_json::{Map, Value};
 
 use crate::tools::wire::{Failed, Succeeded};
 
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::fs::{file_name_of, EntryKind, Fs};
 use crate::path_guard::PathError;
 use crate::tools::{guarded, OpenFs, SKIPPED_DIRS};
@@ -344,14 +344,6 @@ pub fn names_root(raw: &str) -> bool {
     !raw.is_empty() && raw.split('/').all(|c| c.is_empty() || c == ".")
 }
 
-/// A workspace-relative `/`-joined child path.
-fn child_path(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
 
 /// The ignore rules one directory adds (its `.ignore` and `.gitignore`),
 /// linked to those of the nearest ancestor in the walk that has any, as the
@@ -410,7 +402,7 @@ fn ignore_file(
     if !present {
         return Ok(Gitignore::empty());
     }
-    let path = child_path(dir, name);
+    let path = crate::layout::join(dir, name);
     let bytes = match fs.read(&path) {
         Ok(bytes) => bytes,
         Err(e) if describes_the_tree(&e) => return Ok(Gitignore::empty()),
@@ -565,7 +557,7 @@ fn walk_below(
                 Some(step) => name == step,
                 None => !(is_dir && SKIPPED_DIRS.contains(&name.as_str())),
             };
-            let path = child_path(&dir, name);
+            let path = crate::layout::join(&dir, name);
             if !wanted || !admitted(rules.as_deref(), &path, is_dir, types) {
                 continue;
             }
@@ -576,7 +568,7 @@ fn walk_below(
                 }
                 // A commit's staged temp file is never workspace content,
                 // even while a concurrent writer holds it (C-commit-temp-name).
-                EntryKind::File if !crate::commit::is_temp_name(&path) => files.push(path),
+                EntryKind::File if !crate::layout::is_temp_name(&path) => files.push(path),
                 _ => {}
             }
         }
@@ -587,7 +579,7 @@ fn walk_below(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::dispatch::{Session, ToolCall};
+    use crate::call::{Session, ToolCall};
     use crate::fs::{FaultFs, FsOp, RealFs};
     use crate::tools::OpenFs;
     use proptest::prelude::*;
@@ -778,7 +770,7 @@ pub(crate) mod tests {
                     *seen_start = true;
                 }
                 if entry.file_type().is_some_and(|t| t.is_file())
-                    && !crate::commit::is_temp_name(&rel)
+                    && !crate::layout::is_temp_name(&rel)
                 {
                     files.push(rel);
                 }

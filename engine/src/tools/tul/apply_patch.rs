@@ -30,7 +30,7 @@ use serde_json::{json, Map, Value};
 use crate::commit::{commit, Change};
 use crate::content::{Content, Splice, Splicing};
 use crate::diagnose;
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
 pub use crate::error::ErrorKind;
 use crate::error::{Reason, ToolError};
@@ -43,13 +43,13 @@ use crate::repair;
 use crate::tools::wire::{Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};
 
-/// The params of `apply_patch`, as [`parse_params`] reads them (into the
+/// The params of `apply_patch`, as `read_params` reads them (into the
 /// patch text and [`ApplyOptions`]). Other keys are ignored; `null` counts as
 /// absent.
 #[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(title = "apply_patch params")]
-pub struct ApplyPatchParams {
+pub(crate) struct ApplyPatchParams {
     /// The whole envelope: `*** Begin Patch`, one or more file sections
     /// (`*** Add File: <path>`, `*** Update File: <path>` with `@@` hunks,
     /// `*** Delete File: <path>`, `*** Move File: <from> -> <to>` or an
@@ -69,7 +69,7 @@ pub struct ApplyPatchParams {
 /// One value of `expectedSha256ByPath`: 64 hex digits, or `""`.
 #[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[schemars(inline)]
-pub struct ExpectedSha256(
+pub(crate) struct ExpectedSha256(
     /// 64 hex digits (either case), or `""` for "must not exist".
     #[schemars(regex(pattern = r"^([0-9a-fA-F]{64})?$"))]
     pub String,
@@ -80,7 +80,7 @@ pub struct ExpectedSha256(
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 #[schemars(title = "apply_patch result")]
-pub enum ApplyPatchDocument<'a> {
+pub(crate) enum ApplyPatchDocument<'a> {
     /// Every section applied.
     Applied {
         /// Always `true` here.
@@ -103,7 +103,7 @@ pub enum ApplyPatchDocument<'a> {
 /// `data` of an `apply_patch` result.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ApplyData<'a> {
+pub(crate) struct ApplyData<'a> {
     /// The files changed, in section order.
     pub changed_files: &'a [ChangedFile],
     /// The `atomic` mode the call ran in.
@@ -112,7 +112,7 @@ pub struct ApplyData<'a> {
 
 /// `error` of a refused `apply_patch` call.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ApplyPatchError<'a> {
+pub(crate) struct ApplyPatchError<'a> {
     /// The error kind (patch-envelope.md's vocabulary).
     pub kind: ErrorKind,
     /// One line naming the file, the hunk and the reason; ends with
@@ -242,14 +242,9 @@ impl Applied {
     }
 }
 
-/// Run one `apply_patch` call from its wire params.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_for_writing)
-}
-
-/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is
 /// `command_failed` with reason `internal_error`.
-pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+pub(crate) fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     guarded(|| execute(call, open), || internal_error(call))
 }
 
@@ -274,7 +269,7 @@ fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
 }
 
 fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
-    let (patch, mut options) = match parse_params(call.params) {
+    let (patch, mut options) = match read_params(call.params) {
         Ok(p) => p,
         Err(e) => {
             return outcome(
@@ -304,7 +299,7 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
         }
     };
     options.workspace_root = std::path::absolute(call.workspace_root).ok();
-    let applied = apply(&*fs, &patch, &options);
+    let applied = apply_text(&*fs, &patch, &options);
     outcome(options.atomic, &applied)
 }
 
@@ -352,7 +347,13 @@ fn invalid_params(message: &str) -> ToolError {
 }
 
 /// Read `patch`, `expectedSha256ByPath` and `atomic` from the params.
+#[cfg(feature = "testing")]
 pub fn parse_params(params: &Value) -> Result<(String, ApplyOptions), ToolError> {
+    read_params(params)
+}
+
+/// Read `patch`, `expectedSha256ByPath` and `atomic` from the params.
+fn read_params(params: &Value) -> Result<(String, ApplyOptions), ToolError> {
     let Some(obj) = params.as_object() else {
         return Err(invalid_params("params must be an object"));
     };
@@ -406,20 +407,21 @@ fn check_expected(options: &ApplyOptions) -> Result<(), ToolError> {
 /// [`apply`] for an envelope given as bytes: invalid UTF-8 is a
 /// `patch_parse_error` at the line where it occurs.
 pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied {
-    // The same order as `apply`: a malformed hash, then two keys that
-    // disagree about one path, are named before the envelope (found by
-    // fuzzing: fuzz/regressions/envelope_apply/b3-…).
-    if let Err(e) =
-        check_expected(options).and_then(|()| expected_by_path(fs, &options.expected_sha256))
-    {
-        return Applied {
-            changed_files: Vec::new(),
-            error: Some(e),
-        };
-    }
     match std::str::from_utf8(patch) {
-        Ok(text) => apply(fs, text, options),
+        // `prepare` checks the hashes, once.
+        Ok(text) => apply_text(fs, text, options),
         Err(_) => {
+            // The same order as a text envelope: a malformed hash, then two
+            // keys that disagree about one path, are named before the
+            // envelope (found by fuzzing: fuzz/regressions/envelope_apply/b3-…).
+            if let Err(e) = check_expected(options)
+                .and_then(|()| expected_by_path(fs, &options.expected_sha256))
+            {
+                return Applied {
+                    changed_files: Vec::new(),
+                    error: Some(e),
+                };
+            }
             let e = envelope::parse_bytes(patch).err();
             let (line, message) = e
                 .map_or((1, "the envelope is not valid UTF-8".to_string()), |e| {
@@ -452,7 +454,13 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
 /// A refusal with [`ApplyOptions::diagnose`] set that changed nothing is
 /// searched for a repair ([`crate::repair`]): `details.repair` when exactly
 /// one correction of the envelope fits, never applied here.
+#[cfg(any(test, feature = "testing"))]
 pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
+    apply_text(fs, patch_text, options)
+}
+
+/// [`apply_bytes`] for an envelope given as text.
+pub(crate) fn apply_text(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let applied = apply_once(fs, patch_text, options);
     match applied.error {
         Some(error) if options.diagnose && applied.changed_files.is_empty() => {
@@ -1031,7 +1039,7 @@ impl Planner<'_> {
 
 /// The bytes of an Add section: lines joined by `\n`, and a final `\n` iff
 /// the last line is non-empty and no `\ No newline at end of file` follows.
-pub fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
+pub(crate) fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
     let mut out = lines.join("\n").into_bytes();
     if !no_newline_at_end && lines.last().is_some_and(|l| !l.is_empty()) {
         out.push(b'\n');

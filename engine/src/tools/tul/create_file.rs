@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use crate::commit::{commit, missing_parents, Change, CREATING_DIRECTORY};
 use crate::content::Content;
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
@@ -408,13 +408,7 @@ pub(crate) fn create(
     }
 }
 
-/// Run one `workspace_create_file` call: the default options, except a size
-/// limit the session sets (`Session::limits`).
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_for_writing)
-}
-
-/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is
 /// `UnhandledException`.
 pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let raw_path = || {
@@ -459,7 +453,12 @@ pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commit::is_temp_name;
+
+    /// One call through the tool's wire entry, on the real filesystem.
+    fn run(call: &ToolCall<'_>) -> ToolOutcome {
+        run_with(call, &crate::tools::open_for_writing)
+    }
+    use crate::layout::is_temp_name;
     use crate::commit::tests::snapshot;
     use crate::fs::{FaultFs, FsOp, RealFs};
     use proptest::prelude::*;
@@ -810,7 +809,7 @@ mod tests {
     #[test]
     fn run_reports_through_the_tool_outcome() {
         let dir = ws();
-        let session = crate::dispatch::Session::default();
+        let session = crate::call::Session::default();
         let params = json!({"path": "old.txt", "content": "x"});
         let out = run(&ToolCall {
             tool_name: "workspace_create_file",
@@ -833,9 +832,9 @@ mod tests {
     #[test]
     fn run_takes_the_size_limit_from_the_session() {
         let dir = ws();
-        let mut session = crate::dispatch::Session::default();
+        let mut session = crate::call::Session::default();
         session.limits.create_file_max_bytes = Some(4);
-        let call = |params: &Value, session: &crate::dispatch::Session| {
+        let call = |params: &Value, session: &crate::call::Session| {
             run(&ToolCall {
                 tool_name: "workspace_create_file",
                 params,
@@ -850,7 +849,7 @@ mod tests {
         assert!(out.success, "{}", out.result);
         let out = call(
             &json!({"path": "big.txt", "content": "12345"}),
-            &crate::dispatch::Session::default(),
+            &crate::call::Session::default(),
         );
         assert!(
             out.success,

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::store::{unified_diff, StoredBatch, StoredChange, StoredFilePatch};
 use crate::tools::wire::{document, Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};

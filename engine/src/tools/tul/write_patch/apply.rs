@@ -117,6 +117,7 @@ impl Out<'_, '_> {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// Apply validated `changes` to `original`, returning the new bytes.
 ///
 /// Checks, per change in order: that it lies within the file

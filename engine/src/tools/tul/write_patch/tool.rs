@@ -25,16 +25,11 @@ use super::document::{
 };
 use super::validate::{validate, ValidationError};
 use super::workspace::{apply_batch, BatchReport, FileFailure, FileStatus};
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::tools::wire::document;
 use crate::tools::{guarded, OpenFs};
 
-/// Run one `workspace_write_patch` call: validate, then apply atomically.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_for_writing)
-}
-
-/// [`run`], opening the workspace with `open`. A panic (a bug) is an
+/// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is an
 /// `internal_error` in `errors`, with `result` null.
 pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     guarded(

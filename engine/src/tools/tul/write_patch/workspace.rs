@@ -16,6 +16,7 @@ use super::batch::{FilePatch, ValidatedBatch};
 use crate::commit::{commit, Change};
 use crate::content::{Content, Shared, Splice};
 use crate::fs::{EntryKind, Fs};
+use crate::layout::join;
 use crate::hash::same_digest;
 use crate::path_guard::{resolve, GuardOptions, PathError};
 
@@ -223,13 +224,6 @@ fn io_failure(path: &str, e: &io::Error) -> FileFailure {
     }
 }
 
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
 
 /// Every on-disk path whose components equal `comps` case-insensitively.
 fn walk_ci(
