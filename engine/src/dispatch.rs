@@ -59,7 +59,8 @@ fn call_recorded(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) ->
             made_up.as_str()
         }
     };
-    crate::events::received(call.tool_name, call_id, call.params);
+    let hooks = crate::tools::find(call.tool_name).map_or(&crate::tools::NO_EVENTS, |t| &t.events);
+    crate::events::received(call.tool_name, call_id, call.params, hooks);
     let started = Instant::now();
     let store = call
         .session
@@ -93,9 +94,24 @@ fn call_recorded(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) ->
     let duration = started.elapsed();
     if let (Some(store), Some(recorder)) = (store, &recorder) {
         let began = recorder.began();
-        record(store.as_ref(), call, call_id, &outcome, duration, &began);
+        record(
+            store.as_ref(),
+            call,
+            call_id,
+            &outcome,
+            duration,
+            &began,
+            hooks,
+        );
     }
-    crate::events::finished(call.tool_name, call_id, call.params, &outcome, duration);
+    crate::events::finished(
+        call.tool_name,
+        call_id,
+        call.params,
+        &outcome,
+        duration,
+        hooks,
+    );
     outcome
 }
 
@@ -188,6 +204,7 @@ fn record(
     outcome: &ToolOutcome,
     duration: std::time::Duration,
     began: &[String],
+    hooks: &crate::tools::ToolEvents,
 ) {
     let started = Instant::now();
     // What the store keeps: the document without the lines it quotes from
@@ -227,7 +244,13 @@ fn record(
     };
     match store.record(&recorded) {
         Ok(()) => {
-            crate::events::stored(call.tool_name, call_id, &outcome.result, started.elapsed());
+            crate::events::stored(
+                call.tool_name,
+                call_id,
+                &outcome.result,
+                started.elapsed(),
+                hooks,
+            );
             // The kept `committed` records were the store's evidence; it
             // has the outcome now.
             if let Some(fs) = &workspace {

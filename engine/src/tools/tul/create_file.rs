@@ -33,6 +33,8 @@ use serde_json::Value;
 use crate::commit::{commit, missing_parents, Change, CREATING_DIRECTORY};
 use crate::content::Content;
 use crate::call::{ToolCall, ToolOutcome};
+use crate::events::TARGET;
+use crate::tools::ToolEvents;
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
@@ -448,6 +450,61 @@ pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
             ))
         },
     )
+}
+
+/// `workspace_create_file`'s own events (TUL-004 §6), beside the common
+/// ones of every call ([`crate::events`]).
+pub(crate) const EVENTS: ToolEvents = ToolEvents {
+    received: forwarded,
+    finished: executed,
+    stored: crate::tools::NO_EVENTS.stored,
+};
+
+/// `Tool.CreateFile.Forwarded`: what the call asks for.
+fn forwarded(tool: &str, call_id: &str, params: &Value) {
+    let path = params.get("path").and_then(Value::as_str).unwrap_or("");
+    let overwrite = params
+        .get("overwrite")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.CreateFile.Forwarded",
+        tool,
+        call_id,
+        path,
+        overwrite,
+    );
+}
+
+/// `Tool.CreateFile.Executed` and `Tool.CreateFile.ResultReceived`.
+fn executed(
+    tool: &str,
+    call_id: &str,
+    params: &Value,
+    outcome: &ToolOutcome,
+    code: &str,
+    duration_ms: f64,
+) {
+    let result = &outcome.result;
+    let size_bytes = result.get("sizeBytes").and_then(Value::as_u64).unwrap_or(0);
+    let hash = result.get("hash").and_then(Value::as_str).unwrap_or("");
+    let path = result.get("path").and_then(Value::as_str).unwrap_or("");
+    let overwrite = params
+        .get("overwrite")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let success = outcome.success;
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.CreateFile.Executed",
+        tool, call_id, path, overwrite, success, error_code = code, size_bytes, hash, duration_ms,
+    );
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.CreateFile.ResultReceived",
+        tool, call_id, success, error_code = code, size_bytes, hash,
+    );
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub use apply::ApplyError;
 pub use batch::{FilePatch, LineChange, LineOp, ValidatedBatch};
 pub(crate) use document::WritePatchDocument;
 pub(crate) use params::WritePatchParams;
-pub(crate) use tool::run_with;
+pub(crate) use tool::{run_with, EVENTS};
 pub use validate::{validate, ValidationCode, ValidationError};
 pub use workspace::{apply_batch, BatchReport, CommitFailure, FileFailure, FileOutcome, FileStatus};
 
