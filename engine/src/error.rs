@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// Why a call was refused, finer than its kind: the wire's
-/// `details.reason` (docs/diagnostics.md). [`Reason::as_str`] is the wire
-/// string.
+/// `details.reason` (docs/diagnostics.md) of `apply_patch` and the IDE
+/// tools. [`Reason::as_str`] is the wire string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Reason {
@@ -16,12 +16,18 @@ pub enum Reason {
     AbsolutePath,
     /// A `\` in a path of a tool that does not take it as a separator.
     BackslashInPath,
+    /// A regex whose compiled form is over the limit.
+    CompiledSize,
+    /// Two parameters that exclude each other, both given.
+    Conflict,
     /// Two `expectedSha256ByPath` keys name one path with different digests.
     ConflictingExpectedSha256,
     /// A hunk's context and removed lines do not occur in the file.
     ContextNotFound,
     /// Two sections of one envelope name the same path.
     DuplicatePath,
+    /// A parameter that must not be empty, empty.
+    Empty,
     /// An empty path.
     EmptyPath,
     /// A path that leads outside the workspace.
@@ -32,24 +38,38 @@ pub enum Reason {
     InvalidParams,
     /// A path the engine cannot represent (a NUL byte).
     InvalidPath,
+    /// A parameter whose value is not one the tool takes.
+    InvalidValue,
     /// An I/O failure.
     IoError,
     /// An `expectedSha256ByPath` value that is neither 64 hex digits nor `""`.
     MalformedSha256,
     /// A `\ No newline at end of file` marker not after a side's last line.
     MisplacedNoNewlineMarker,
+    /// A required parameter, absent.
+    Missing,
     /// A file the edit needs does not exist.
     MissingFile,
     /// A parent folder of the path does not exist (or is a file).
     MissingParent,
     /// A hunk's context occurs more than once.
     MultipleMatches,
+    /// No class of that name in the workspace.
+    NoSuchClass,
+    /// No method of that name in the class.
+    NoSuchMethod,
     /// The path names a folder, not a file.
     NotAFile,
+    /// The params are not a JSON object.
+    NotObject,
+    /// A number outside the range the parameter takes.
+    OutOfRange,
     /// A hunk overlaps an earlier hunk of its section.
     OverlappingEdits,
     /// The envelope does not follow the grammar.
     PatchParseError,
+    /// A regex pattern longer than the limit.
+    PatternBytes,
     /// The path names the engine's private folder.
     PrivatePath,
     /// A move onto its own source.
@@ -58,6 +78,8 @@ pub enum Reason {
     SymlinkEscapesWorkspace,
     /// The path goes through more symlinks than the engine follows.
     TooManySymlinks,
+    /// A parameter of the wrong JSON type.
+    WrongType,
 }
 
 impl Reason {
@@ -66,27 +88,38 @@ impl Reason {
         match self {
             Reason::AbsolutePath => "absolute_path",
             Reason::BackslashInPath => "backslash_in_path",
+            Reason::CompiledSize => "compiled_size",
+            Reason::Conflict => "conflict",
             Reason::ConflictingExpectedSha256 => "conflicting_expected_sha256",
             Reason::ContextNotFound => "context_not_found",
             Reason::DuplicatePath => "duplicate_path",
+            Reason::Empty => "empty",
             Reason::EmptyPath => "empty_path",
             Reason::EscapesWorkspace => "escapes_workspace",
             Reason::InternalError => "internal_error",
             Reason::InvalidParams => "invalid_params",
             Reason::InvalidPath => "invalid_path",
+            Reason::InvalidValue => "invalid_value",
             Reason::IoError => "io_error",
             Reason::MalformedSha256 => "malformed_sha256",
             Reason::MisplacedNoNewlineMarker => "misplaced_no_newline_marker",
+            Reason::Missing => "missing",
             Reason::MissingFile => "missing_file",
             Reason::MissingParent => "missing_parent",
             Reason::MultipleMatches => "multiple_matches",
+            Reason::NoSuchClass => "no_such_class",
+            Reason::NoSuchMethod => "no_such_method",
             Reason::NotAFile => "not_a_file",
+            Reason::NotObject => "not_object",
+            Reason::OutOfRange => "out_of_range",
             Reason::OverlappingEdits => "overlapping_edits",
             Reason::PatchParseError => "patch_parse_error",
+            Reason::PatternBytes => "pattern_bytes",
             Reason::PrivatePath => "private_path",
             Reason::SamePath => "same_path",
             Reason::SymlinkEscapesWorkspace => "symlink_escapes_workspace",
             Reason::TooManySymlinks => "too_many_symlinks",
+            Reason::WrongType => "wrong_type",
         }
     }
 }

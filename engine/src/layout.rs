@@ -53,6 +53,19 @@ pub fn is_temp_name(name: &str) -> bool {
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// Directory names that are build output or dependency caches: never entered
+/// by the IDE tools' workspace walk, at any depth (C-ide-walk), nor by the
+/// similar-path hints ([`crate::hints`]). Here, not in `ide`, because the
+/// hints need it when the `ide` feature is off.
+pub const SKIPPED_DIRS: &[&str] = &[
+    "target",
+    "build",
+    "out",
+    "dist",
+    "node_modules",
+    "__pycache__",
+];
+
 /// `name` inside the workspace-relative folder `dir` (`""`: the root).
 pub fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {

@@ -60,18 +60,6 @@ pub mod wire;
 use ide::{apply_change, call_chain, grep_file};
 use tul::{apply_patch, create_file, get_patch_change, read_file, write_patch};
 
-/// Directory names that are build output or dependency caches: never entered
-/// by the IDE tools' workspace walk, at any depth (C-ide-walk), nor by the
-/// similar-path hints ([`crate::hints`]). Here, not in `ide`, because the
-/// hints need it when the `ide` feature is off.
-pub const SKIPPED_DIRS: &[&str] = &[
-    "target",
-    "build",
-    "out",
-    "dist",
-    "node_modules",
-    "__pycache__",
-];
 
 /// How a tool opens the workspace at a root: [`open_real`] in production.
 pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;

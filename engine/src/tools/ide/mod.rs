@@ -39,8 +39,10 @@ use crate::tools::wire::{Failed, Succeeded};
 
 use crate::call::{ToolCall, ToolOutcome};
 use crate::fs::{file_name_of, EntryKind, Fs};
+use crate::error::Reason;
 use crate::path_guard::PathError;
-use crate::tools::{guarded, OpenFs, SKIPPED_DIRS};
+use crate::layout::SKIPPED_DIRS;
+use crate::tools::{guarded, OpenFs};
 
 /// One failure of an IDE tool: a snake_case `kind`, a one-line message and
 /// machine-readable details.
@@ -70,12 +72,17 @@ impl IdeError {
         self
     }
 
+    /// `reason` as the next `details` member, its wire string.
+    pub fn because(self, reason: Reason) -> IdeError {
+        self.with("reason", reason.as_str())
+    }
+
     /// `invalid_params` for `field` (`reason`: `missing`, `wrong_type`,
     /// `empty`, `out_of_range`, `invalid_value`, `conflict`).
-    pub fn invalid(field: &str, reason: &str, message: impl Into<String>) -> IdeError {
+    pub fn invalid(field: &str, reason: Reason, message: impl Into<String>) -> IdeError {
         IdeError::new("invalid_params", message)
             .with("field", field)
-            .with("reason", reason)
+            .because(reason)
     }
 
     /// The failure document.
@@ -202,7 +209,7 @@ impl<'a> Params<'a> {
                 "invalid_params",
                 format!("params must be a JSON object, got {}", json_type(value)),
             )
-            .with("reason", "not_object")),
+            .because(Reason::NotObject)),
         }
     }
 
@@ -225,12 +232,12 @@ impl<'a> Params<'a> {
         match self.opt_str(name)? {
             None => Err(IdeError::invalid(
                 name,
-                "missing",
+                Reason::Missing,
                 format!("missing required parameter '{name}'"),
             )),
             Some(s) if !allow_empty && s.trim().is_empty() => Err(IdeError::invalid(
                 name,
-                "empty",
+                Reason::Empty,
                 format!("parameter '{name}' must not be empty"),
             )),
             Some(s) => Ok(s),
@@ -260,7 +267,7 @@ impl<'a> Params<'a> {
             Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
             _ => Err(IdeError::invalid(
                 name,
-                "out_of_range",
+                Reason::OutOfRange,
                 if max == u64::MAX {
                     format!("parameter '{name}' must be an integer >= {min}, got {v}")
                 } else {
@@ -283,7 +290,7 @@ impl<'a> Params<'a> {
 fn wrong_type(name: &str, want: &str, got: &Value) -> IdeError {
     IdeError::invalid(
         name,
-        "wrong_type",
+        Reason::WrongType,
         format!("parameter '{name}' must be {want}, got {}", json_type(got)),
     )
 }
@@ -705,7 +712,7 @@ pub(crate) mod tests {
     /// `ignore::WalkBuilder` on the real root, kept as the oracle that the
     /// `Fs` walk must agree with (C-ide-walk's semantics are ripgrep's).
     mod ripgrep_oracle {
-        use crate::tools::SKIPPED_DIRS;
+        use crate::layout::SKIPPED_DIRS;
         use std::path::Path;
 
         fn rel_of(root: &Path, path: &Path) -> Option<String> {
