@@ -128,7 +128,7 @@ impl Workspace<Writable> {
     }
 
     /// `workspace_write_patch`: apply a validated batch
-    /// ([`write_patch::validate`] builds one from the wire params), every
+    /// (`write_patch::validate` builds one from the wire params), every
     /// file or none. `Err` holds the same report when a file was refused
     /// or the commit failed: each file's outcome says why.
     pub fn write_patch(&self, batch: &ValidatedBatch) -> Result<BatchReport, BatchReport> {

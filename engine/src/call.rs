@@ -30,7 +30,7 @@ pub struct Session {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     /// `workspace_create_file`'s size limit in normalised bytes (TUL-004
-    /// §5.3); `None` keeps [`crate::tools::tul::create_file::DEFAULT_MAX_BYTES`].
+    /// §5.3); `None` keeps `crate::tools::tul::create_file::DEFAULT_MAX_BYTES`.
     pub create_file_max_bytes: Option<u64>,
 }
 

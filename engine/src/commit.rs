@@ -11,7 +11,7 @@
 //! 1. **stage**: the directories the commit creates ([`Change::CreateDir`],
 //!    outermost first) are made; every write goes to a sibling temp file
 //!    `<path>.<16 hex>.apply-patch.tmp`, fsync'd (the name part cut short
-//!    when the whole would exceed [`NAME_MAX`]: see [`temp_name`]); then each
+//!    when the whole would exceed `NAME_MAX`: see [`temp_name`]); then each
 //!    file to be replaced gets a second name in the transaction folder (a
 //!    hard link: no copy, however large; a copy only where the filesystem
 //!    refuses links), and a `renaming` marker is written and fsync'd;

@@ -28,7 +28,7 @@ const REGISTERED_NAMES: [&str; crate::tools::REGISTRY.len()] = {
 /// Run one tool call against its workspace.
 ///
 /// A tool that may write opens the workspace with the writer lock
-/// ([`crate::tools::open_for_writing`]) and first recovers an interrupted
+/// (`crate::tools::open_for_writing`) and first recovers an interrupted
 /// commit left by a dead writer; a read-only tool writes nothing (see
 /// [`crate::workspace`]).
 ///

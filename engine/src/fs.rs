@@ -1,5 +1,5 @@
 //! The filesystem seam: every byte the engine reads or writes goes through
-//! [`Fs`], so tests can inject a failure at any single step ([`FaultFs`]) and
+//! [`Fs`], so tests can inject a failure at any single step (`FaultFs`) and
 //! the committer's rollback can be proven step by step.
 //!
 //! Paths given to an [`Fs`] are workspace-relative, `/`-separated and already
@@ -64,7 +64,7 @@ pub trait Fs: Send + Sync {
     fn read(&self, path: &str) -> io::Result<Vec<u8>>;
     /// [`Fs::read`], and the [`crate::hash::sha256_hex`] of the bytes read.
     /// The real filesystem hashes a large file while reading it
-    /// ([`crate::hash::read_to_end_hashed`]); the default reads, then hashes.
+    /// (`crate::hash::read_to_end_hashed`); the default reads, then hashes.
     fn read_hashed(&self, path: &str) -> io::Result<(Vec<u8>, String)> {
         let bytes = self.read(path)?;
         let digest = crate::hash::sha256_hex(&bytes);
@@ -507,7 +507,7 @@ fn libc_enotdir() -> i32 {
 }
 
 /// A borrowed filesystem is one too: a test hands a tool (which takes a
-/// `Box<dyn Fs>`) a [`FaultFs`] it keeps, as `Box::new(&fault_fs)`.
+/// `Box<dyn Fs>`) a `FaultFs` it keeps, as `Box::new(&fault_fs)`.
 impl<T: Fs + ?Sized> Fs for &T {
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
         (**self).read(path)

@@ -365,7 +365,7 @@ fn is_plain_path(path: &str) -> bool {
         && path.split('/').next() != Some(PRIVATE_DIR)
 }
 
-/// `temp` is what [`crate::commit::temp_name`] makes for `path`.
+/// `temp` is what `crate::commit::temp_name` makes for `path`.
 fn is_sibling_temp(path: &str, temp: &str) -> bool {
     let name = file_name_of(path);
     let temp_file = file_name_of(temp);

@@ -3,7 +3,7 @@
 //! workspace as it is (docs/diagnostics.md, "Repairs").
 //!
 //! **Failure path only, and read-only.** [`search`] runs only after
-//! [`crate::tools::tul::apply_patch::apply`] refused a call; it never
+//! `crate::tools::tul::apply_patch::apply` refused a call; it never
 //! writes and the tool never applies what it finds. Each candidate is
 //! checked by the tool's own apply path as a dry run (parse, path guard,
 //! stale checks, matching: no second matcher): a candidate that plans whole

@@ -4,7 +4,7 @@
 //!
 //! The engine owns the *shape* of what is stored ([`StoredBatch`],
 //! [`StoredFilePatch`], [`StoredChange`], also the result types of
-//! `get_patch_change`) and the derived unified diff ([`unified_diff`]); the
+//! `get_patch_change`) and the derived unified diff (`unified_diff`); the
 //! crate `patchspec-store` implements the trait on SQLite. A
 //! [`crate::call::Session`] without a store records nothing.
 //!

@@ -7,14 +7,14 @@
 //!   an `flock` on its own handle of the workspace root directory (no file
 //!   is created for it; where the filesystem cannot lock a directory, as NFS,
 //!   an `flock` on `.patchspec/lock`), after a shared `flock` on every folder
-//!   above the root ([`RealFs::lock_ancestors`]), waiting for each. Writers
+//!   above the root (`RealFs::lock_ancestors`), waiting for each. Writers
 //!   whose roots overlap, one inside the other, therefore exclude each other;
 //!   writers of disjoint roots do not. It then rolls back any interrupted
-//!   commit it can prove its own ([`crate::journal::recover`]), reports
+//!   commit it can prove its own (`crate::journal::recover`), reports
 //!   anything foreign there and leaves it alone, and refuses to go on when an
 //!   enclosing workspace holds a proven interrupted commit that names files
 //!   of this one (its rollback would undo this writer's work later). The
-//!   lock lives in the returned [`RealFs`] and is held until it is dropped:
+//!   lock lives in the returned `RealFs` and is held until it is dropped:
 //!   from the tool's stale checks and planning through the commit and the
 //!   journal's clean-up. The kernel releases an `flock` when its holder
 //!   dies, so a killed writer never blocks the next.
@@ -164,10 +164,10 @@ pub struct Recovered {
 
 /// `patchspec recover`: take the lock, roll back interrupted commits this
 /// engine can prove its own, and remove every engine temp file
-/// ([`is_temp_name`]) left anywhere in the workspace outside `.patchspec/`
+/// (`is_temp_name`) left anywhere in the workspace outside `.patchspec/`
 /// (a walk of the whole tree, symlinks not followed: the one entry point
 /// whose cost is the size of the workspace). With `discard`, also remove
-/// what recovery found foreign ([`journal::discard_foreign`]), after it is
+/// what recovery found foreign (`journal::discard_foreign`), after it is
 /// listed; without, foreign entries are only listed.
 pub fn recover(root: &Path, discard: bool) -> io::Result<Recovered> {
     let fs = open_for_writing_quietly(root)?;

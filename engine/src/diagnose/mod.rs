@@ -22,7 +22,7 @@
 //! the result is capped. When no rare substantive line is found even
 //! loosely (a typo with nothing else to anchor on), a second pass compares
 //! each file line with the edit's lines by shared 4-grams, and the
-//! [`GRAM_PAIRS`] most similar pairs vote too; edit distances between
+//! `GRAM_PAIRS` most similar pairs vote too; edit distances between
 //! misquoted lines are paid from a fixed budget. So the work is O(file +
 //! min(edit, cap) · candidates), never file × edit, and memory beyond the
 //! file's line index is O(edit).

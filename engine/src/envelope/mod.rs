@@ -1,8 +1,8 @@
 //! The `apply_patch` envelope: its typed form ([`Patch`]), the parser
-//! ([`parse`]) and the canonical renderer ([`Patch::render`]).
+//! ([`parse`]) and the canonical renderer (`Patch::render`).
 //!
 //! `parse(render(p)) == p` for every parsed `p` (envelope line numbers are
-//! [`Span`]s, which locate but do not identify, so they compare equal).
+//! `Span`s, which locate but do not identify, so they compare equal).
 
 mod ast;
 mod parser;

@@ -18,7 +18,7 @@
 //! engine never panics on input) becomes the tool's own internal-error
 //! result instead of taking the executor down; and every tool opens its
 //! workspace through an [`OpenFs`] (in production [`open_real`]), the seam
-//! through which tests hand it a [`crate::fs::FaultFs`].
+//! through which tests hand it a `crate::fs::FaultFs`.
 //!
 //! # Adding a tool
 //!
@@ -107,7 +107,7 @@ pub(crate) const NO_EVENTS: ToolEvents = ToolEvents {
 
 /// How the registry runs a tool: the call, and how to open its workspace
 /// ([`open_real`] or [`open_for_writing`] in production, a
-/// [`crate::fs::FaultFs`] in tests).
+/// `crate::fs::FaultFs` in tests).
 pub type Runner = fn(&ToolCall<'_>, &OpenFs<'_>) -> ToolOutcome;
 
 /// One tool of [`REGISTRY`].
@@ -125,7 +125,7 @@ pub struct ToolEntry {
     /// An edit is not: applied again, it may apply again or be refused.
     pub idempotent: bool,
     /// True when the tool may write: dispatch opens its workspace with the
-    /// writer lock ([`open_for_writing`]).
+    /// writer lock (`open_for_writing`).
     pub writes: bool,
     /// Runs one call; a panic inside becomes the tool's internal error.
     pub run: Runner,

@@ -506,7 +506,7 @@ fn admitted(rules: Option<&DirRules>, path: &str, is_dir: bool, types: Option<&T
 /// and only the ignore files at and below it apply.
 ///
 /// Everything goes through `fs` (`list_dir` from the root down, ignore files
-/// with `read`), so the held root handle confines it and a [`FaultFs`]
+/// with `read`), so the held root handle confines it and a `FaultFs`
 /// reaches it. An entry that vanished or may not be read is skipped; any
 /// other I/O error is the tool's `io_error` (`describes_the_tree`).
 ///
@@ -518,7 +518,7 @@ fn admitted(rules: Option<&DirRules>, path: &str, is_dir: bool, types: Option<&T
 /// lookups, each linear in the path. No recursion: a pending-directory stack
 /// holds O(E) paths. The `the_walk_lists_each_directory_once` test counts it.
 ///
-/// [`FaultFs`]: crate::fs::FaultFs
+/// `FaultFs`: crate::fs::FaultFs
 pub fn walk_files(
     fs: &dyn Fs,
     start: &str,

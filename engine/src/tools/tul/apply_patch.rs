@@ -1,7 +1,7 @@
 //! `apply_patch`: the envelope tool (patch-envelope.md). A call is planned
 //! whole — envelope parsed, every path guarded, every stale check made,
 //! every hunk located — before the first byte is written; then the plan is
-//! committed through [`crate::commit`], all-or-nothing (`atomic: true`, the
+//! committed through `crate::commit`, all-or-nothing (`atomic: true`, the
 //! default) or section by section (`atomic: false`).
 //!
 //! Params: `patch` (string, required), `expectedSha256ByPath` (object,
@@ -14,9 +14,9 @@
 //! extension carrying the partial `changedFiles` of a non-atomic run.
 //!
 //! Refusals carry what an agent needs to retry (extensions, failure path
-//! only): a `diagnosis` of a hunk that did not apply ([`crate::diagnose`]),
+//! only): a `diagnosis` of a hunk that did not apply (`crate::diagnose`),
 //! and `details.hint` with its stable companions (`similarPaths`,
-//! `looksLike`, `relativePath`: [`crate::hints`]); the wire `message` ends
+//! `looksLike`, `relativePath`: `crate::hints`); the wire `message` ends
 //! with `; hint: <hint>`. Their costs are bounded where they are computed.
 
 use std::collections::{BTreeMap, HashMap};
@@ -198,14 +198,14 @@ pub struct ApplyOptions {
     pub expected_sha256: BTreeMap<String, String>,
     /// The workspace's path as the caller names it. Used only for a hint:
     /// an absolute path inside it is refused with its workspace-relative
-    /// form suggested ([`crate::hints::relative_to_root`]).
+    /// form suggested (`crate::hints::relative_to_root`).
     pub workspace_root: Option<PathBuf>,
     /// Diagnose a refused hunk (and the hunks of a `stale_file` Update):
     /// `details.diagnosis`, its hint, and the cause in the message
     /// (docs/diagnostics.md). On by default. The fuzzers turn it off on
     /// most inputs: it costs more than the apply it explains, and they
     /// check the apply (docs/fuzzing.md). It also governs the repair
-    /// search of a refused envelope ([`crate::repair`]).
+    /// search of a refused envelope (`crate::repair`).
     pub diagnose: bool,
 }
 
@@ -221,7 +221,7 @@ impl Default for ApplyOptions {
     }
 }
 
-/// The outcome of [`apply`]: the files changed (or, on a dry run, that would
+/// The outcome of `apply`: the files changed (or, on a dry run, that would
 /// change), and the error that stopped it, if any.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Applied {
@@ -404,7 +404,7 @@ fn check_expected(options: &ApplyOptions) -> Result<(), ToolError> {
     }
 }
 
-/// [`apply`] for an envelope given as bytes: invalid UTF-8 is a
+/// `apply` for an envelope given as bytes: invalid UTF-8 is a
 /// `patch_parse_error` at the line where it occurs.
 pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied {
     match std::str::from_utf8(patch) {
@@ -474,7 +474,7 @@ pub(crate) fn apply_text(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) 
     }
 }
 
-/// [`apply`] without the repair search.
+/// `apply` without the repair search.
 fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let fail = |error| Applied {
         changed_files: Vec::new(),

@@ -1,6 +1,6 @@
 //! `get_patch_change` (TUL-002 §7.1, §11): a stored `workspace_write_patch`
 //! batch, file patch or change by its canonical ID, with its derived
-//! unified diff (display only; see [`crate::store::unified_diff`]).
+//! unified diff (display only; see `crate::store::unified_diff`).
 //!
 //! `batchId` is required; `filePatchId` or `changeId` (not both) narrows
 //! the answer to one file patch or one change of that batch. An ID that is

@@ -1,5 +1,5 @@
 //! The validated batch: what [`super::validate()`] returns and
-//! [`super::apply_changes`] consumes, plus the one ordering rule both share.
+//! `super::apply_changes` consumes, plus the one ordering rule both share.
 
 use serde_json::Value;
 

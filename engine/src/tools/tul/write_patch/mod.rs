@@ -6,13 +6,13 @@
 //! - [`validate()`] is the server side: it checks the batch shape and every
 //!   rule of §4–§6 (collecting *every* error, not the first), assigns the
 //!   canonical IDs and returns a [`ValidatedBatch`];
-//! - [`apply_changes`] is the client side for one file, pure and in memory:
+//! - `apply_changes` is the client side for one file, pure and in memory:
 //!   original bytes + validated changes → new bytes, or the first
 //!   [`ApplyError`];
 //! - [`apply_batch`] runs the client side over a workspace: locate each
 //!   `docPath`, verify `originalSha256`, apply, and commit every file through
 //!   the one atomic writer ([`crate::commit`]) — all files or none;
-//! - [`run`] is the wire entry point used by [`crate::dispatch`]: it renders
+//! - `run` is the wire entry point used by [`crate::dispatch`]: it renders
 //!   the InvokeResult-style document.
 //!
 //! The exact rules (line model, ordering and overlap, final newline, unknown
