@@ -146,7 +146,7 @@ struct DetailsSchema {
 pub struct ChangedFile {
     /// The path as normalised (for a move, the destination).
     pub path: String,
-    /// What the section did to it.
+    /// `add`, `update`, `delete` or `move`.
     #[schemars(with = "String", extend("enum" = ["add", "update", "delete", "move"]))]
     pub operation: Operation,
     /// For a move, the source.
