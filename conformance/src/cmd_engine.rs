@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use crate::exit;
 use crate::output::{eprintln_quietly, stdout, Quiet};
 
+use patchspec_engine::apply_patch::{self, ApplyOptions};
 use patchspec_engine::dispatch::{self, Session, ToolCall};
-use patchspec_engine::tools::tul::apply_patch::{self, ApplyOptions};
 use patchspec_engine::workspace;
 use serde_json::Value;
 
@@ -378,7 +378,7 @@ fn report_applied(args: &ApplyArgs, outcome: &dispatch::ToolOutcome) -> i32 {
     if let Err(e) = printed {
         return output_failed(&e);
     }
-    let repair = patchspec_engine::repair::repair_of(details);
+    let repair = patchspec_engine::repair_of(details);
     if let (Some(path), Some(repair)) = (&args.save_repair, &repair) {
         if let Err(e) = std::fs::write(path, &repair.patch) {
             return usage(&format!("cannot write {}: {e}", path.display()));

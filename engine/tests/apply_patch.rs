@@ -16,7 +16,7 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// The visible tree: the engine's private `.patchspec/` folder left out.
 fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    patchspec_snapshot::flat(root, Some(patchspec_engine::commit::PRIVATE_DIR))
+    patchspec_snapshot::flat(root, Some(patchspec_engine::layout::PRIVATE_DIR))
 }
 
 fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {

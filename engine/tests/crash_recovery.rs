@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use patchspec_engine::commit::is_temp_name;
 use patchspec_engine::dispatch::{call, Session, ToolCall, ToolOutcome};
 use patchspec_engine::fs::{FaultFs, Fs, RealFs};
 use patchspec_engine::journal;
+use patchspec_engine::layout::is_temp_name;
 use serde_json::{json, Value};
 
 mod common;
@@ -22,7 +22,7 @@ use common::{call_on, every_entry};
 
 /// Every visible entry (the engine's `.patchspec/` left out), with its bytes.
 fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    patchspec_snapshot::flat(root, Some(patchspec_engine::commit::PRIVATE_DIR))
+    patchspec_snapshot::flat(root, Some(patchspec_engine::layout::PRIVATE_DIR))
 }
 
 fn workspace() -> tempfile::TempDir {

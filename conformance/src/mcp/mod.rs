@@ -93,7 +93,7 @@ pub struct ServerOptions {
 /// Schemas it will never list; [`EngineServer`] builds the catalog entries
 /// on the first `tools/list`.
 pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<&'static str>, String> {
-    let registry = patchspec_engine::tools::REGISTRY;
+    let registry = patchspec_engine::REGISTRY;
     // A name may be given as the wire name or the model name
     // (`workspace_read_file`), as `patchspec catalog --tools` takes it.
     let wanted: Option<Vec<&'static str>> = match &options.tools {

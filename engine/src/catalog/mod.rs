@@ -93,7 +93,7 @@ fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
 /// The `format` values JSON Schema 2020-12 defines (the format vocabulary);
 /// schemars adds its own (`uint`, `uint64`, `int32`, `double`...), which
 /// validators report as unknown on every schema they compile.
-pub const STANDARD_FORMATS: [&str; 19] = [
+pub(crate) const STANDARD_FORMATS: [&str; 19] = [
     "date-time",
     "date",
     "time",
@@ -227,7 +227,7 @@ fn drop_null(member: &mut Value) {
 /// `anyOf` of object schemas; it also gets `"type": "object"` at the top,
 /// which MCP's `outputSchema` and the model APIs' parameter schemas require
 /// and which every branch already implies.
-pub fn schema_of<T: JsonSchema>() -> Schema {
+pub(crate) fn schema_of<T: JsonSchema>() -> Schema {
     let mut schema = SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
         .into_generator()

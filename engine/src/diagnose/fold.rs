@@ -35,7 +35,7 @@ pub(super) fn is_mark(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036f | 0x1ab0..=0x1aff | 0x1dc0..=0x1dff | 0x20d0..=0x20ff | 0xfe20..=0xfe2f)
 }
 
-/// Push the loose form of a character (see [`loose_key`](super::loose_key)).
+/// Push the loose form of a character (see `loose_key`).
 fn push_char(c: char, buf: &mut Vec<u8>) {
     if c.is_ascii() {
         if c > ' ' && c != '\u{7f}' {

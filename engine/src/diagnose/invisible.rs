@@ -11,7 +11,7 @@ use super::MAX_SHOWN_BYTES;
 /// else they mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VisibleStyle {
-    /// The diagnosis's wire form, unambiguous (see [`visible`]): every tab
+    /// The diagnosis's wire form, unambiguous (see `visible`): every tab
     /// `→`, a no-break space `⍽`, other invisible characters, combining marks
     /// and the marks themselves `⟨U+XXXX⟩`, a byte that is not UTF-8 `⟨0xFF⟩`.
     Diagnosis,

@@ -34,6 +34,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::Reason;
 use crate::commit::{commit, Change};
 use crate::content::Content;
 use crate::fs::{parent_of, EntryKind, Fs};
@@ -338,7 +339,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
                     format!("the directory of {path} does not exist; apply_change does not create directories"),
                 )
                 .with("path", path)
-                .with("reason", "missing_parent"));
+                .because(Reason::MissingParent));
             }
             let bytes = args.replace.clone().into_bytes();
             let change = Change::Write {
