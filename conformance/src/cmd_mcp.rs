@@ -32,6 +32,10 @@ pub struct McpArgs {
     /// With --listen: a session without a message for this long ends (e.g. 300s, 90s).
     #[arg(long, value_name = "DURATION", default_value = "300s")]
     pub session_timeout: String,
+    /// With --listen: a connection whose request head has not arrived this long after it
+    /// went idle is closed (slow or half-sent requests; e.g. 10s, 2s).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub header_timeout: String,
     /// Expose only these tools (comma-separated; wire or model names, e.g. workspace.read_file or workspace_read_file).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
@@ -67,6 +71,8 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
         max_sessions: args.max_sessions.max(1),
         session_timeout: crate::setup::parse_duration(&args.session_timeout)
             .map_err(|e| Error::usage(format!("--session-timeout: {e}")))?,
+        header_timeout: crate::setup::parse_duration(&args.header_timeout)
+            .map_err(|e| Error::usage(format!("--header-timeout: {e}")))?,
     };
     if args.listen.is_none() && !args.allow_origin.is_empty() {
         return Err(Error::usage("--allow-origin needs --listen"));
