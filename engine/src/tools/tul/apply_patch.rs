@@ -45,7 +45,7 @@ use crate::tools::{guarded, OpenFs};
 #[cfg(feature = "testing")]
 pub mod repair;
 #[cfg(not(feature = "testing"))]
-mod repair;
+pub(crate) mod repair;
 
 /// The params of `apply_patch`, as `read_params` reads them (into the
 /// patch text and [`ApplyOptions`]). Other keys are ignored; `null` counts as
