@@ -1,13 +1,16 @@
 //! The call types: one tool call ([`ToolCall`], with its [`Session`]) and
-//! what it produced ([`ToolOutcome`]). Low in the engine so that the
-//! tools, the events and the store speak them without importing the
-//! dispatcher ([`crate::dispatch`] re-exports them).
+//! what it produced ([`ToolOutcome`], defined in [`crate::outcome`] so that
+//! the store, which a session carries, records outcomes without naming the
+//! call). Low in the engine so that the tools and the events speak them
+//! without importing the dispatcher ([`crate::dispatch`] re-exports them).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
+
+pub use crate::outcome::ToolOutcome;
 
 /// Session state that travels with a call (TUL-001 ActiveFiles, and the
 /// executor's configurable limits).
@@ -45,15 +48,4 @@ pub struct ToolCall<'a> {
     pub workspace_root: &'a Path,
     /// Session state.
     pub session: &'a Session,
-}
-
-/// What a tool call produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolOutcome {
-    /// Did the tool do what was asked?
-    pub success: bool,
-    /// The tool's result document (its own spec's shape), on success and failure alike.
-    pub result: Value,
-    /// A one-line message when `success` is false.
-    pub error: Option<String>,
 }

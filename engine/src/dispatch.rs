@@ -10,20 +10,7 @@ use crate::commit::CommitRecorder;
 use crate::fs::Fs;
 
 pub use crate::call::{Limits, Session, ToolCall, ToolOutcome};
-
-/// The tools this engine implements, by wire name: the names of
-/// [`crate::tools::REGISTRY`], in its order.
-pub const SUPPORTED_TOOLS: &[&str] = &REGISTERED_NAMES;
-
-const REGISTERED_NAMES: [&str; crate::tools::REGISTRY.len()] = {
-    let mut names = [""; crate::tools::REGISTRY.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = crate::tools::REGISTRY[i].name;
-        i += 1;
-    }
-    names
-};
+pub use crate::tools::SUPPORTED_TOOLS;
 
 /// Run one tool call against its workspace.
 ///
@@ -60,7 +47,9 @@ fn call_recorded(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) ->
         }
     };
     let hooks = crate::tools::find(call.tool_name).map_or(&crate::tools::NO_EVENTS, |t| &t.events);
-    crate::events::received(call.tool_name, call_id, call.params, hooks);
+    crate::events::received(call.tool_name, call_id, || {
+        (hooks.received)(call.tool_name, call_id, call.params)
+    });
     let started = Instant::now();
     let store = call
         .session
@@ -104,14 +93,9 @@ fn call_recorded(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) ->
             hooks,
         );
     }
-    crate::events::finished(
-        call.tool_name,
-        call_id,
-        call.params,
-        &outcome,
-        duration,
-        hooks,
-    );
+    crate::events::finished(call.tool_name, call_id, &outcome, duration, |code, ms| {
+        (hooks.finished)(call.tool_name, call_id, call.params, &outcome, code, ms)
+    });
     outcome
 }
 
@@ -244,13 +228,9 @@ fn record(
     };
     match store.record(&recorded) {
         Ok(()) => {
-            crate::events::stored(
-                call.tool_name,
-                call_id,
-                &outcome.result,
-                started.elapsed(),
-                hooks,
-            );
+            crate::events::stored(call.tool_name, call_id, started.elapsed(), |ms| {
+                (hooks.stored)(call.tool_name, call_id, &outcome.result, ms)
+            });
             // The kept `committed` records were the store's evidence; it
             // has the outcome now.
             if let Some(fs) = &workspace {

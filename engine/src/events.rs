@@ -8,13 +8,15 @@
 //!
 //! Every call emits `Tool.Call.Received` first and then exactly one of
 //! `Tool.Call.Executed` (success) and `Tool.Call.Error` (failure).
+//!
+//! A tool's own events (its `ToolEvents` hooks in `crate::tools::REGISTRY`)
+//! come in as closures, so this module never names a tool.
 
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::call::ToolOutcome;
-use crate::tools::ToolEvents;
 
 /// The `tracing` target of every event.
 pub const TARGET: &str = "patchspec::events";
@@ -28,10 +30,10 @@ pub(crate) fn array_len(v: Option<&Value>) -> usize {
     v.and_then(Value::as_array).map_or(0, Vec::len)
 }
 
-/// The call arrived (and, per tool, its §9 / §6.1 start event).
-pub(crate) fn received(tool: &str, call_id: &str, params: &Value, hooks: &ToolEvents) {
+/// The call arrived; then `tool_events`, the tool's own §9 / §6.1 start event.
+pub(crate) fn received(tool: &str, call_id: &str, tool_events: impl FnOnce()) {
     tracing::info!(target: TARGET, event = "Tool.Call.Received", tool, call_id);
-    (hooks.received)(tool, call_id, params);
+    tool_events();
 }
 
 /// The first error's code of a result document, whichever tool's shape it has.
@@ -56,20 +58,20 @@ fn error_code(result: &Value) -> Option<&str> {
         })
 }
 
-/// The call finished: its per-tool events, then `Tool.Call.Executed` or
-/// `Tool.Call.Error`.
+/// The call finished: its per-tool events (`tool_events`, given the
+/// outcome's error code, or `""`, and the duration in milliseconds), then
+/// `Tool.Call.Executed` or `Tool.Call.Error`.
 pub(crate) fn finished(
     tool: &str,
     call_id: &str,
-    params: &Value,
     outcome: &ToolOutcome,
     duration: Duration,
-    hooks: &ToolEvents,
+    tool_events: impl FnOnce(&str, f64),
 ) {
     let result = &outcome.result;
     let code = error_code(result).unwrap_or("");
     let duration_ms = millis(duration);
-    (hooks.finished)(tool, call_id, params, outcome, code, duration_ms);
+    tool_events(code, duration_ms);
     if outcome.success {
         tracing::info!(
             target: TARGET,
@@ -101,16 +103,12 @@ pub(crate) fn batch_id(result: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// The store recorded the call (for a batch: TUL-002 §9's "batch stored").
-pub(crate) fn stored(
-    tool: &str,
-    call_id: &str,
-    result: &Value,
-    duration: Duration,
-    hooks: &ToolEvents,
-) {
+/// The store recorded the call: first `tool_events`, the tool's own
+/// (for a batch: TUL-002 §9's "batch stored"), given the duration in
+/// milliseconds, then `Store.Recorded`.
+pub(crate) fn stored(tool: &str, call_id: &str, duration: Duration, tool_events: impl FnOnce(f64)) {
     let duration_ms = millis(duration);
-    (hooks.stored)(tool, call_id, result, duration_ms);
+    tool_events(duration_ms);
     tracing::info!(target: TARGET, event = "Store.Recorded", tool, call_id, duration_ms);
 }
 

@@ -71,7 +71,9 @@ pub mod workspace;
 mod api;
 mod call;
 mod error;
+mod outcome;
 mod parallel;
+mod schema;
 
 /// The engine's internals, public only with the `testing` feature: the
 /// seams this workspace's own tests, benches and fuzz oracles drive
@@ -88,7 +90,7 @@ macro_rules! internal_modules {
 
 internal_modules! {
     commit content diagnose envelope fs hints journal layout
-    path_guard repair seal text tools
+    path_guard seal text tools
 }
 
 // The matcher is the fuzz oracles' and benches' seam too; some of it is
@@ -112,4 +114,6 @@ pub use tools::{ToolEntry, REGISTRY};
 
 // What the `patchspec` command line's `apply` uses beside the front door.
 pub use tools::tul::apply_patch;
-pub use {diagnose::visible_line, diagnose::VisibleStyle, repair::repair_of};
+pub use {
+    diagnose::visible_line, diagnose::VisibleStyle, tools::tul::apply_patch::repair::repair_of,
+};

@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::call::ToolOutcome;
+use crate::outcome::ToolOutcome;
 
 /// A copy of a result document without the members that quote the
 /// workspace's files: every `actual` (the file's side of a mismatch) and

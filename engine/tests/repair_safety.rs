@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use patchspec_engine::repair::repair_of;
+use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
 #[allow(dead_code)]

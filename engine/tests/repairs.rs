@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use patchspec_engine::fs::RealFs;
-use patchspec_engine::repair::repair_of;
+use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
 #[path = "repairs/mistakes.rs"]

@@ -3,8 +3,8 @@
 //! document its own spec defines.
 //!
 //! [`REGISTRY`] is the one list of tools: dispatch finds a tool's runner
-//! there, [`crate::dispatch::SUPPORTED_TOOLS`] (what an executor announces
-//! in its HELLO) is its names, and [`writes`] its write flags.
+//! there, [`SUPPORTED_TOOLS`] (what an executor announces in its HELLO) is
+//! its names, and [`writes`] its write flags.
 //!
 //! [`tul`] holds the TUL tools and `apply_patch`. The IDE-plugin tools of
 //! websocket-tool-protocol.md (`read_file`, `grep_file`, `apply_change`,
@@ -44,12 +44,13 @@ use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use schemars::Schema;
+use schemars::{JsonSchema, Schema};
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalog::{schema_of, Side};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
+use crate::schema::schema_of;
 
 #[cfg(feature = "ide")]
 pub mod ide;
@@ -109,6 +110,28 @@ pub(crate) const NO_EVENTS: ToolEvents = ToolEvents {
 /// ([`open_real`] or [`open_for_writing`] in production, a
 /// `crate::fs::FaultFs` in tests).
 pub type Runner = fn(&ToolCall<'_>, &OpenFs<'_>) -> ToolOutcome;
+
+/// Where a tool executes, per its spec: on the client (the agent's machine,
+/// the IDE plugin, the harness that owns the workspace) or on the server
+/// (the backend that answers from its own store).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// Executed where the workspace is: the client, IDE plugin or harness.
+    Client,
+    /// Executed by the backend.
+    Server,
+}
+
+impl Side {
+    /// The wire name: `client` or `server`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+}
 
 /// One tool of [`REGISTRY`].
 #[derive(Clone, Copy, Debug)]
@@ -277,6 +300,20 @@ pub const REGISTRY: &[ToolEntry] = &[
     },
 ];
 
+/// The tools this engine implements, by wire name: the names of
+/// [`REGISTRY`], in its order.
+pub const SUPPORTED_TOOLS: &[&str] = &REGISTERED_NAMES;
+
+const REGISTERED_NAMES: [&str; REGISTRY.len()] = {
+    let mut names = [""; REGISTRY.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = REGISTRY[i].name;
+        i += 1;
+    }
+    names
+};
+
 /// The registered tool called `name`, if any.
 pub fn find(name: &str) -> Option<&'static ToolEntry> {
     REGISTRY.iter().find(|t| t.name == name)
@@ -312,7 +349,7 @@ mod tests {
             assert!(!tool.summary.is_empty(), "{}", tool.name);
         }
         assert!(find("no_such_tool").is_none());
-        assert_eq!(crate::dispatch::SUPPORTED_TOOLS.len(), REGISTRY.len());
+        assert_eq!(SUPPORTED_TOOLS.len(), REGISTRY.len());
     }
 
     #[test]

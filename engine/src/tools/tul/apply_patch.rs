@@ -39,9 +39,13 @@ use crate::hash::{is_sha256_hex, same_digest, sha256_hex};
 use crate::hints::{self, Looking};
 use crate::matching::{HunkError, HunkFailure, Matcher};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
-use crate::repair;
 use crate::tools::wire::{Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};
+
+#[cfg(feature = "testing")]
+pub mod repair;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod repair;
 
 /// The params of `apply_patch`, as `read_params` reads them (into the
 /// patch text and [`ApplyOptions`]). Other keys are ignored; `null` counts as
@@ -136,7 +140,7 @@ struct DetailsSchema {
     /// fits the workspace as it is (checked by a dry run). The tool never
     /// applies it; a host may send `patch` as a new call.
     #[serde(default)]
-    repair: crate::repair::Repair,
+    repair: repair::Repair,
     #[serde(flatten)]
     other: Map<String, Value>,
 }
@@ -205,7 +209,7 @@ pub struct ApplyOptions {
     /// (docs/diagnostics.md). On by default. The fuzzers turn it off on
     /// most inputs: it costs more than the apply it explains, and they
     /// check the apply (docs/fuzzing.md). It also governs the repair
-    /// search of a refused envelope (`crate::repair`).
+    /// search of a refused envelope (`repair`).
     pub diagnose: bool,
 }
 
@@ -452,7 +456,7 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
 
 /// Parse, plan and (unless a dry run) commit an envelope against `fs`.
 /// A refusal with [`ApplyOptions::diagnose`] set that changed nothing is
-/// searched for a repair ([`crate::repair`]): `details.repair` when exactly
+/// searched for a repair ([`repair`]): `details.repair` when exactly
 /// one correction of the envelope fits, never applied here.
 #[cfg(any(test, feature = "testing"))]
 pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {

@@ -38,7 +38,7 @@ use crate::error::ToolError;
 use crate::fs::Fs;
 use crate::hints::{is_fence, is_heredoc};
 use crate::path_guard::{resolve, GuardOptions};
-use crate::tools::tul::apply_patch::{planned_effect, ApplyOptions, ErrorKind};
+use super::{planned_effect, ApplyOptions, ErrorKind};
 
 /// At most this many candidate envelopes are dry-run per refusal.
 pub const MAX_DRY_RUNS: usize = 32;

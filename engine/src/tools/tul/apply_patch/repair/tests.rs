@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::fs::RealFs;
-use crate::tools::tul::apply_patch::{apply, Applied};
+use super::super::{apply, Applied};
 
 const PY: &str = "import os\n\n\ndef main():\n\tprint('hi')\n\treturn 0\n\n\ndef other():\n    x = \"a\"\n    return x\n";
 
