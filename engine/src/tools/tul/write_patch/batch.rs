@@ -1,4 +1,4 @@
-//! The validated batch: what [`super::validate()`] returns and
+//! The validated batch: what [`super::validate::validate()`] returns and
 //! `super::apply_changes` consumes, plus the one ordering rule both share.
 
 use serde_json::Value;
