@@ -49,23 +49,11 @@
 use std::io;
 
 use crate::content::{Content, Shared};
-use crate::fs::{parent_of, EntryKind, Fs};
+use crate::fs::{EntryKind, Fs};
 use crate::journal::{self, Intent, Step};
-use crate::layout::{temp_name, TRASH_DIR};
+use crate::layout::{parent_of, temp_name, TRASH_DIR};
 use crate::parallel;
 
-
-/// What a commit tells a patch store ([`crate::store`]) around its commit
-/// point, so that the store's record and the workspace agree after a
-/// crash at any moment (docs/clarifications.md, C-store-what). Attached to
-/// a workspace by [`crate::fs::Recorded`]; `dispatch` attaches one when its
-/// session has a store.
-pub trait CommitRecorder: Send + Sync {
-    /// After the journal is durable, before the first visible change:
-    /// record that `transaction` may commit. An error refuses the commit,
-    /// which then changes nothing.
-    fn begin(&self, fs: &dyn Fs, transaction: &str) -> io::Result<()>;
-}
 
 /// One file change of a transaction.
 #[derive(Clone, Debug, PartialEq, Eq)]

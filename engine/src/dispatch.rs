@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::commit::CommitRecorder;
+use crate::fs::CommitRecorder;
 use crate::fs::Fs;
 
 pub use crate::call::{Limits, Session, ToolCall, ToolOutcome};

@@ -124,10 +124,22 @@ pub trait Fs: Send + Sync {
         None
     }
     /// The patch store's hook on this workspace's commits, when a store
-    /// records them ([`crate::commit::CommitRecorder`]).
-    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+    /// records them ([`CommitRecorder`]).
+    fn recorder(&self) -> Option<&dyn CommitRecorder> {
         None
     }
+}
+
+/// What a commit tells a patch store ([`crate::store`]) around its commit
+/// point, so that the store's record and the workspace agree after a
+/// crash at any moment (docs/clarifications.md, C-store-what). Attached to
+/// a workspace by [`Recorded`]; `dispatch` attaches one when its
+/// session has a store.
+pub trait CommitRecorder: Send + Sync {
+    /// After the journal is durable, before the first visible change:
+    /// record that `transaction` may commit. An error refuses the commit,
+    /// which then changes nothing.
+    fn begin(&self, fs: &dyn Fs, transaction: &str) -> io::Result<()>;
 }
 
 fn too_large(path: &str, limit: u64) -> io::Error {
@@ -560,7 +572,7 @@ impl<T: Fs + ?Sized> Fs for &T {
     fn seal(&self) -> Option<&crate::seal::Seal> {
         (**self).seal()
     }
-    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+    fn recorder(&self) -> Option<&dyn CommitRecorder> {
         (**self).recorder()
     }
 }
@@ -643,17 +655,17 @@ impl Fs for Subtree<'_> {
 }
 
 /// A workspace whose commits a patch store hears of
-/// ([`crate::commit::CommitRecorder`]): every operation goes to `inner`.
+/// ([`CommitRecorder`]): every operation goes to `inner`.
 pub struct Recorded<'a> {
     inner: Box<dyn Fs + 'a>,
-    recorder: std::sync::Arc<dyn crate::commit::CommitRecorder + 'a>,
+    recorder: std::sync::Arc<dyn CommitRecorder + 'a>,
 }
 
 impl<'a> Recorded<'a> {
     /// `inner`, its commits told to `recorder`.
     pub fn new(
         inner: Box<dyn Fs + 'a>,
-        recorder: std::sync::Arc<dyn crate::commit::CommitRecorder + 'a>,
+        recorder: std::sync::Arc<dyn CommitRecorder + 'a>,
     ) -> Recorded<'a> {
         Recorded { inner, recorder }
     }
@@ -711,24 +723,8 @@ impl Fs for Recorded<'_> {
     fn seal(&self) -> Option<&crate::seal::Seal> {
         self.inner.seal()
     }
-    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+    fn recorder(&self) -> Option<&dyn CommitRecorder> {
         Some(self.recorder.as_ref())
-    }
-}
-
-/// The parent directory of a workspace-relative path (`""` for the root).
-pub fn parent_of(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(i) => &path[..i],
-        None => "",
-    }
-}
-
-/// The last component of a workspace-relative path.
-pub fn file_name_of(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(i) => &path[i + 1..],
-        None => path,
     }
 }
 
@@ -879,12 +875,5 @@ mod tests {
         std::os::unix::fs::symlink("target", ws.path().join("lock")).unwrap();
         let mut fs = RealFs::open(ws.path()).unwrap();
         assert!(fs.lock("lock", false).is_err());
-    }
-
-    #[test]
-    fn path_helpers_split_parent_and_name() {
-        assert_eq!(parent_of("a/b/c.txt"), "a/b");
-        assert_eq!(parent_of("c.txt"), "");
-        assert_eq!(file_name_of("a/b/c.txt"), "c.txt");
     }
 }

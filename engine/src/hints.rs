@@ -19,7 +19,8 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use crate::fs::{file_name_of, EntryKind, Fs};
+use crate::fs::{EntryKind, Fs};
+use crate::layout::file_name_of;
 
 /// At most this many directory entries are looked at for similar paths.
 pub const MAX_WALK_ENTRIES: usize = 20_000;

@@ -62,8 +62,8 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::layout::{is_temp_name, PRIVATE_DIR, TRASH_DIR, TXN_DIR};
-use crate::fs::{file_name_of, parent_of, EntryKind, Fs};
+use crate::layout::{file_name_of, is_temp_name, parent_of, PRIVATE_DIR, TRASH_DIR, TXN_DIR};
+use crate::fs::{EntryKind, Fs};
 
 /// The version of the intent record's format (2: sealed).
 const INTENT_VERSION: u32 = 2;
@@ -140,7 +140,7 @@ pub struct Intent {
     /// The changes, in plan (rename) order.
     pub steps: Vec<Step>,
     /// True when a patch store recorded this commit as pending
-    /// ([`crate::commit::CommitRecorder`]): its `committed` record is then
+    /// ([`crate::fs::CommitRecorder`]): its `committed` record is then
     /// kept after the commit until the store has the call's outcome.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recorded: bool,

@@ -4,8 +4,6 @@
 //! workspace-relative path. The one home of these names: the committer,
 //! the journal, the trash, the writer lock and the tools read them here.
 
-use crate::fs::file_name_of;
-
 /// The private folder of the engine inside a workspace.
 pub const PRIVATE_DIR: &str = ".patchspec";
 
@@ -72,5 +70,33 @@ pub fn join(dir: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{dir}/{name}")
+    }
+}
+
+/// The parent directory of a workspace-relative path (`""` for the root).
+pub fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[..i],
+        None => "",
+    }
+}
+
+/// The last component of a workspace-relative path.
+pub fn file_name_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_helpers_split_parent_and_name() {
+        assert_eq!(parent_of("a/b/c.txt"), "a/b");
+        assert_eq!(parent_of("c.txt"), "");
+        assert_eq!(file_name_of("a/b/c.txt"), "c.txt");
     }
 }

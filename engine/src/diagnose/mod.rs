@@ -43,6 +43,7 @@
 //! `not_found`, `ambiguous`, `stale`, `mismatch`.
 
 mod ambiguous;
+mod chars;
 mod classify;
 mod diagnosis;
 mod distance;

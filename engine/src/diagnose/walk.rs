@@ -56,6 +56,15 @@ impl Walk {
         self.informative > 0 || self.close > 0
     }
 
+    /// The note of the first row with `cause` (empty when there is none).
+    pub(super) fn first_note(&self, cause: Cause) -> String {
+        self.rows
+            .iter()
+            .find(|r| r.causes.contains(&cause))
+            .and_then(|r| r.note.clone())
+            .unwrap_or_default()
+    }
+
     /// File line `v` is part of the region.
     fn touch(&mut self, v: usize) {
         self.first_view.get_or_insert(v);

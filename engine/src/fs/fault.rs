@@ -231,7 +231,7 @@ impl Fs for FaultFs<'_> {
     fn seal(&self) -> Option<&crate::seal::Seal> {
         self.inner.seal()
     }
-    fn recorder(&self) -> Option<&dyn crate::commit::CommitRecorder> {
+    fn recorder(&self) -> Option<&dyn super::CommitRecorder> {
         self.inner.recorder()
     }
 }

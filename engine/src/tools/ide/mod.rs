@@ -38,10 +38,10 @@ use serde_json::{Map, Value};
 use crate::tools::wire::{Failed, Succeeded};
 
 use crate::call::{ToolCall, ToolOutcome};
-use crate::fs::{file_name_of, EntryKind, Fs};
+use crate::fs::{EntryKind, Fs};
 use crate::error::Reason;
 use crate::path_guard::PathError;
-use crate::layout::SKIPPED_DIRS;
+use crate::layout::{file_name_of, SKIPPED_DIRS};
 use crate::tools::{guarded, OpenFs};
 
 /// One failure of an IDE tool: a snake_case `kind`, a one-line message and

@@ -1,9 +1,8 @@
-//! The validated batch: what [`super::validate()`] returns and
+//! The validated batch: what [`super::validate::validate()`] returns and
 //! `super::apply_changes` consumes, plus the one ordering rule both share.
 
 use serde_json::Value;
 
-use super::validate::ValidationError;
 
 /// A batch that passed validation, with its server-assigned IDs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,15 +15,6 @@ pub struct ValidatedBatch {
     pub batch_label: Option<String>,
     /// One entry per file, in request order.
     pub files: Vec<FilePatch>,
-}
-
-impl ValidatedBatch {
-    /// Check `workspace_write_patch` params (the TUL-002 batch, as JSON)
-    /// against every rule of §4–§6: the batch with its canonical IDs, or
-    /// every error found (not the first only).
-    pub fn validate(params: &serde_json::Value) -> Result<ValidatedBatch, Vec<ValidationError>> {
-        super::validate(params)
-    }
 }
 
 /// One file of a batch.

@@ -34,12 +34,14 @@ pub use batch::{FilePatch, LineChange, LineOp, ValidatedBatch};
 pub(crate) use document::WritePatchDocument;
 pub(crate) use params::WritePatchParams;
 pub(crate) use tool::{run_with, EVENTS};
-pub use validate::{validate, ValidationCode, ValidationError};
+pub use validate::{ValidationCode, ValidationError};
 pub use workspace::{apply_batch, BatchReport, CommitFailure, FileFailure, FileOutcome, FileStatus};
 
 // The seams the fuzz oracles and benches drive (the `testing` feature).
 #[cfg(any(test, feature = "testing"))]
 pub use apply::apply_changes;
+#[cfg(any(test, feature = "testing"))]
+pub use validate::validate;
 #[cfg(any(test, feature = "testing"))]
 pub use workspace::{SKIPPED_BECAUSE_COMMIT, SKIPPED_BECAUSE_OTHER};
 

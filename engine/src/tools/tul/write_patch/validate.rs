@@ -18,6 +18,15 @@ use super::batch::{
 };
 use crate::hash::is_sha256_hex;
 
+impl ValidatedBatch {
+    /// Check `workspace_write_patch` params (the TUL-002 batch, as JSON)
+    /// against every rule of §4–§6: the batch with its canonical IDs, or
+    /// every error found (not the first only).
+    pub fn validate(params: &serde_json::Value) -> Result<ValidatedBatch, Vec<ValidationError>> {
+        validate(params)
+    }
+}
+
 /// Why a batch was refused. The wire form is [`ValidationCode::as_str`]
 /// (serde's snake_case of the variant, which a test holds equal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
