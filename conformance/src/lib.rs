@@ -65,6 +65,7 @@ pub mod corpus_source;
 pub mod corpus_walk;
 pub mod coverage;
 pub mod diagnosis_text;
+pub mod engine_call;
 pub mod engine_store;
 pub mod error;
 pub mod event;

@@ -3,7 +3,7 @@
 //! Everything a target checks is a plain function of `patchspec-oracles`
 //! (the main workspace's `oracles/` crate, re-exported here as
 //! [`oracles`]), so the same checks run under `cargo fuzz run <target>`
-//! (nightly, libFuzzer) and under `cargo test -p patchspec-engine --test
+//! (nightly, libFuzzer) and under `cargo test -p patchspec-oracles --test
 //! fuzz_replay` (stable, every checked-in seed and saved crash). See
 //! docs/fuzzing.md.
 //!

@@ -1,7 +1,7 @@
 //! patchspec-oracles: the fuzz targets' logic and oracles, as plain
 //! functions of the input bytes. The cargo-fuzz binaries in
 //! `fuzz/fuzz_targets/` call them (through `patchspec-fuzz`), and so does
-//! `engine/tests/fuzz_replay.rs`, replaying every checked-in seed and
+//! `oracles/tests/fuzz_replay.rs`, replaying every checked-in seed and
 //! regression on stable: a bug the fuzzer once found stays guarded without
 //! nightly.
 //!

@@ -19,8 +19,8 @@ use patchspec_gen::call::GenCall;
 use serde_json::{json, Map, Value};
 
 use crate::case::{Case, Content, Expect, ExpectFiles, FileEntry, Given, UnchangedTag};
+use crate::engine_call::{run_engine, PRIVATE_PATHS};
 use crate::protocol::{Limits, SessionMsg};
-use crate::transport::inprocess::{run_engine, PRIVATE_PATHS};
 use crate::workspace::{materialised_tree, Entry, PrivatePaths, RunRoot, Tree};
 
 /// The mode a file gets when its entry declares none.

@@ -1051,5 +1051,8 @@ pub fn repair_of(details: &Map<String, Value>) -> Option<Repair> {
     Some(Repair { patch, fixes })
 }
 
+#[cfg(feature = "testing")]
+pub mod mistakes;
+
 #[cfg(test)]
 mod tests;
