@@ -105,7 +105,6 @@ fn report(title: &str, cycles: &[Cycle], out: &mut String) {
 /// graph: no cycle, and every arrow down a layer list where ARCHITECTURE.md
 /// gives one. Prints every cycle, path by path.
 #[test]
-#[ignore = "the cycles of the engine and the runner are being removed on other branches; run with --ignored once they are merged"]
 fn no_cycles_and_arrows_follow_the_layers() {
     let (repo, files) = tree();
     let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
