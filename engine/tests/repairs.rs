@@ -24,7 +24,9 @@ use patchspec_engine::fs::RealFs;
 use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
-use patchspec_engine::apply_patch::repair::mistakes::{mistake, render, second_mistake, Edit, MISTAKES, SECOND};
+use patchspec_engine::apply_patch::repair::mistakes::{
+    mistake, render, second_mistake, Edit, MISTAKES, SECOND,
+};
 
 /// One file of the set: its name in the workspace and its content.
 struct Seed {
