@@ -17,7 +17,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// [`sha256_hex`] of the concatenation of `parts`, hashed part by part
-/// (spliced content, [`crate::content`], is never assembled to be hashed).
+/// (the engine hashes spliced content this way, never assembling it).
 pub fn sha256_hex_of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
