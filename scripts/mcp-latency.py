@@ -7,7 +7,7 @@ temp workspace, the `initialize` handshake, then ROUNDS of each, timed from
 the request's write to the answer's read (raw JSON-RPC lines; the client's
 own cost, a write and a readline, is in the figures):
 
-- `tools/list` (all eight tools, with their schemas);
+- `tools/list` (every tool of the catalog, with their schemas);
 - `tools/call` of a small edit: `apply_patch` changing one line of a
   20-line file (it applies every round: the edit flips the line back and
   forth), and the engine's own time for the same call, which the server

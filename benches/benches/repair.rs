@@ -20,7 +20,7 @@ use patchspec_benches::support::RunMode;
 use patchspec_engine::diagnose;
 use patchspec_engine::envelope::{self, SectionKind};
 use patchspec_engine::fs::RealFs;
-use patchspec_engine::repair::repair_of;
+use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{self, ApplyOptions};
 
 /// A line of tab-indented code, unique by its number.

@@ -226,12 +226,6 @@ pub fn render(m: &Measurements) -> String {
         );
     }
 
-    let peer = |tool: &str, size: u64, count: u64| {
-        m.get(&format!(
-            "peers/{tool}/{}x{count}",
-            crate::size_label(size as usize)
-        ))
-    };
     let engine_groups = [
         (
             "envelope_in_memory",
@@ -290,7 +284,7 @@ pub fn render(m: &Measurements) -> String {
             );
             if on_disk && group.starts_with("envelope") {
                 for tool in ["gnu_patch", "git_apply"] {
-                    let cell = peer(tool, size, count)
+                    let cell = peer(m, tool, size, count)
                         .map_or("–".into(), |p| ratio(v.median_ns, p.median_ns));
                     let _ = write!(row, " {cell} |");
                 }
@@ -313,71 +307,7 @@ pub fn render(m: &Measurements) -> String {
         let _ = writeln!(out, "| {id} | {} | {rate} |", human_time(v.median_ns));
     }
 
-    let peer_cases: BTreeMap<(u64, u64), ()> = m
-        .keys()
-        .filter_map(|id| {
-            let case = id.strip_prefix("peers/")?.split_once('/')?.1;
-            let (size, count) = case.split_once('x')?;
-            Some((
-                (
-                    crate::support::parse_size(size)? as u64,
-                    count.parse().ok()?,
-                ),
-                (),
-            ))
-        })
-        .collect();
-    if !peer_cases.is_empty() {
-        // Every tool that was timed on some case, in this order; a column
-        // for its time and one for `patchspec apply` divided by it.
-        let columns: Vec<(&str, &str)> = PEER_COLUMNS
-            .iter()
-            .copied()
-            .filter(|(tool, _)| {
-                peer_cases
-                    .keys()
-                    .any(|&(size, count)| peer(tool, size, count).is_some())
-            })
-            .collect();
-        let _ = writeln!(out, "\n### Peers: whole processes on the same files\n");
-        let mut header = String::from("| case | `patchspec apply` |");
-        let mut rule = String::from("|---|---|");
-        for (_, label) in &columns {
-            let _ = write!(header, " {label} |");
-            rule.push_str("---|");
-        }
-        for (_, label) in &columns {
-            let _ = write!(header, " ÷ {label} |");
-            rule.push_str("---|");
-        }
-        let _ = writeln!(out, "{header}\n{rule}");
-        for &(size, count) in peer_cases.keys() {
-            let get = |tool| peer(tool, size, count);
-            let t = |v: Option<&Measurement>| {
-                v.map_or("–".into(), |v| match v.single_run {
-                    true => format!("{} (1 run)", human_time(v.median_ns)),
-                    false => human_time(v.median_ns),
-                })
-            };
-            let ours = get("patchspec");
-            let r = |b: Option<&Measurement>| match (ours, b) {
-                (Some(a), Some(b)) => ratio(a.median_ns, b.median_ns),
-                _ => "–".into(),
-            };
-            let mut row = format!(
-                "| {} × {count} | {} |",
-                crate::size_label(size as usize),
-                t(ours)
-            );
-            for (tool, _) in &columns {
-                let _ = write!(row, " {} |", t(get(tool)));
-            }
-            for (tool, _) in &columns {
-                let _ = write!(row, " {} |", r(get(tool)));
-            }
-            let _ = writeln!(out, "{row}");
-        }
-    }
+    peers_table(m, &mut out);
 
     let _ = writeln!(out, "\n### Scaling\n");
     let _ = writeln!(
@@ -408,6 +338,84 @@ pub fn render(m: &Measurements) -> String {
         }
     }
     out
+}
+
+/// The peers' table: `patchspec apply` and every peer timed on some case,
+/// whole processes on the same files.
+fn peers_table(m: &Measurements, out: &mut String) {
+    let peer_cases: BTreeMap<(u64, u64), ()> = m
+        .keys()
+        .filter_map(|id| {
+            let case = id.strip_prefix("peers/")?.split_once('/')?.1;
+            let (size, count) = case.split_once('x')?;
+            Some((
+                (
+                    crate::support::parse_size(size)? as u64,
+                    count.parse().ok()?,
+                ),
+                (),
+            ))
+        })
+        .collect();
+    if !peer_cases.is_empty() {
+        // Every tool that was timed on some case, in this order; a column
+        // for its time and one for `patchspec apply` divided by it.
+        let columns: Vec<(&str, &str)> = PEER_COLUMNS
+            .iter()
+            .copied()
+            .filter(|(tool, _)| {
+                peer_cases
+                    .keys()
+                    .any(|&(size, count)| peer(m, tool, size, count).is_some())
+            })
+            .collect();
+        let _ = writeln!(out, "\n### Peers: whole processes on the same files\n");
+        let mut header = String::from("| case | `patchspec apply` |");
+        let mut rule = String::from("|---|---|");
+        for (_, label) in &columns {
+            let _ = write!(header, " {label} |");
+            rule.push_str("---|");
+        }
+        for (_, label) in &columns {
+            let _ = write!(header, " ÷ {label} |");
+            rule.push_str("---|");
+        }
+        let _ = writeln!(out, "{header}\n{rule}");
+        for &(size, count) in peer_cases.keys() {
+            let get = |tool| peer(m, tool, size, count);
+            let t = |v: Option<&Measurement>| {
+                v.map_or("–".into(), |v| match v.single_run {
+                    true => format!("{} (1 run)", human_time(v.median_ns)),
+                    false => human_time(v.median_ns),
+                })
+            };
+            let ours = get("patchspec");
+            let r = |b: Option<&Measurement>| match (ours, b) {
+                (Some(a), Some(b)) => ratio(a.median_ns, b.median_ns),
+                _ => "–".into(),
+            };
+            let mut row = format!(
+                "| {} × {count} | {} |",
+                crate::size_label(size as usize),
+                t(ours)
+            );
+            for (tool, _) in &columns {
+                let _ = write!(row, " {} |", t(get(tool)));
+            }
+            for (tool, _) in &columns {
+                let _ = write!(row, " {} |", r(get(tool)));
+            }
+            let _ = writeln!(out, "{row}");
+        }
+    }
+}
+
+/// A peer's measurement of the case of `count` edits to a file of `size` bytes.
+fn peer<'m>(m: &'m Measurements, tool: &str, size: u64, count: u64) -> Option<&'m Measurement> {
+    m.get(&format!(
+        "peers/{tool}/{}x{count}",
+        crate::size_label(size as usize)
+    ))
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! case failing with the other outcome keeps its raw outcome and is
 //! unexpected. [`Baseline::stale`] finds listed ids that are no longer in the
 //! corpus: also unexpected. Rewriting ([`Baseline::rewritten`]) is only
-//! allowed on a full run with every case run; the caller enforces that. A
+//! allowed on a full run with every case run: [`Baseline::update`] refuses a
+//! run with cases left unrun, the command a filtered one. A
 //! skipped case (by `--skip-tool`/`--skip-tag` or the executor's declaration)
 //! was not judged, so a rewrite keeps its entry as it was.
 
@@ -18,6 +19,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, ErrorKind};
 use crate::outcome::{Outcome, RawOutcome};
 
 /// How a known failure fails.
@@ -128,6 +130,27 @@ impl Baseline {
             );
         }
         Baseline { entries }
+    }
+
+    /// `--update-baseline`: this baseline rewritten from a whole run
+    /// ([`Baseline::rewritten`]) and written to `path`. Refused when
+    /// `not_run` cases were left unrun (their entries cannot be judged);
+    /// returns the baseline written.
+    pub fn update<'a>(
+        &self,
+        path: &Path,
+        not_run: usize,
+        results: impl IntoIterator<Item = (&'a str, RawOutcome)>,
+    ) -> Result<Baseline, Error> {
+        if not_run > 0 {
+            return Err(Error::new(ErrorKind::Baseline(format!(
+                "refusing to rewrite the baseline: {not_run} case(s) were not run"
+            ))));
+        }
+        let new = self.rewritten(results);
+        std::fs::write(path, new.to_json())
+            .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))?;
+        Ok(new)
     }
 
     /// The file text: a pretty JSON array sorted by id, with a final newline.

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
-use crate::protocol::Limits;
+use crate::pattern::quote;
+use crate::protocol::SessionMsg;
 
 /// One spec case.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -64,25 +64,11 @@ pub struct Given {
     /// Symbolic links: path → target (as written, may be relative).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub symlinks: BTreeMap<String, String>,
-    /// Session state sent with the call.
+    /// Session state sent with the call, as the `TOOL_CALL` carries it
+    /// (one type for both; the loader's [`validate`] refuses members it
+    /// does not know, where the wire tolerates them).
     #[serde(default)]
-    pub session: GivenSession,
-}
-
-/// Session state sent along with the call.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GivenSession {
-    /// docPath → content already in the model's context (TUL-001 ActiveFiles).
-    #[serde(default)]
-    pub active_files: BTreeMap<String, String>,
-    /// Limits set for this call (sent as `session.limits`).
-    #[serde(default, skip_serializing_if = "Limits::is_empty")]
-    pub limits: Limits,
-    /// Ask the executor to keep a patch store for the case's workspace
-    /// across its calls (sent as `session.keepStore`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub keep_store: bool,
+    pub session: SessionMsg,
 }
 
 /// A file entry: exact text, or an object with the content as `text` or
@@ -313,7 +299,6 @@ impl Corpus {
         files.sort_by(|a, b| a.0.cmp(&b.0));
         let mut problems = Vec::new();
         let mut cases = Vec::new();
-        let mut hasher = Sha256::new();
         let mut seen = BTreeSet::new();
         for (rel, bytes) in &files {
             let bytes = match bytes {
@@ -327,10 +312,6 @@ impl Corpus {
                     continue;
                 }
             };
-            hasher.update(rel.to_string_lossy().as_bytes());
-            hasher.update([0]);
-            hasher.update(bytes);
-            hasher.update([0]);
             let expected_id = rel.with_extension("").to_string_lossy().replace('\\', "/");
             match parse_case(bytes, Some(&expected_id)) {
                 Ok(case) => {
@@ -354,11 +335,20 @@ impl Corpus {
             return Err(problems);
         }
         cases.sort_by(|a, b| a.id.cmp(&b.id));
+        // Every file was read (a read error is a problem, returned above):
+        // each one's path, NUL, bytes, NUL, in path order.
+        let names: Vec<_> = files.iter().map(|(rel, _)| rel.to_string_lossy()).collect();
+        let content_hash = patchspec_engine::hash::sha256_hex_of_parts(
+            files.iter().zip(&names).flat_map(|((_, bytes), name)| {
+                let bytes: &[u8] = bytes.as_deref().unwrap_or_default();
+                [name.as_bytes(), &[0u8][..], bytes, &[0u8][..]]
+            }),
+        );
         Ok(Corpus {
             root,
             cases,
             version,
-            content_hash: patchspec_engine::hash::to_hex(&hasher.finalize()),
+            content_hash,
         })
     }
 
@@ -367,7 +357,7 @@ impl Corpus {
     pub fn read_file(&self, rel: &str) -> std::io::Result<Vec<u8>> {
         match &self.root {
             CorpusRoot::Dir(dir) => std::fs::read(dir.join(rel)),
-            CorpusRoot::Embedded => crate::corpus_source::embedded_file(rel)
+            CorpusRoot::Embedded => crate::corpus_embedded::file(rel)
                 .map(<[u8]>::to_vec)
                 .ok_or_else(|| {
                     std::io::Error::new(
@@ -843,11 +833,6 @@ impl Validator {
             }
         }
     }
-}
-
-/// A map key as it appears in a JSON path: `.name` for identifiers, `["..."]` otherwise.
-pub fn quote(key: &str) -> String {
-    serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}"))
 }
 
 /// Base64 (standard alphabet, padded), the encoding of `{"base64": ...}` content.

@@ -91,7 +91,7 @@ pub fn model_name(wire: &str) -> String {
 /// whose [`model_name`] (or wire name) is `name`. The mapping is one to one
 /// over the registry (a test holds it), so the answer is unique.
 pub fn wire_name(name: &str) -> Option<&'static str> {
-    patchspec_engine::tools::REGISTRY
+    patchspec_engine::REGISTRY
         .iter()
         .map(|t| t.name)
         .find(|wire| *wire == name || model_name(wire) == name)
@@ -493,7 +493,7 @@ mod tests {
     #[test]
     fn model_names_map_back_one_to_one() {
         let mut seen = Vec::new();
-        for t in patchspec_engine::tools::REGISTRY {
+        for t in patchspec_engine::REGISTRY {
             let name = model_name(t.name);
             assert!(name.len() <= MAX_MODEL_NAME_LEN, "{name}");
             assert!(!seen.contains(&name), "{name} would name two tools");
@@ -515,10 +515,7 @@ mod tests {
         let picked = select(&names(&["call_chain", "workspace_read_file"])).unwrap();
         let got: Vec<&str> = picked.iter().map(|t| t.name).collect();
         assert_eq!(got, ["call_chain", "workspace.read_file"]);
-        assert_eq!(
-            select(&[]).unwrap().len(),
-            patchspec_engine::tools::REGISTRY.len()
-        );
+        assert_eq!(select(&[]).unwrap().len(), patchspec_engine::REGISTRY.len());
         let e = select(&names(&["apply_patch", "nope"])).unwrap_err();
         assert!(e.contains("\"nope\"") && e.contains("apply_patch"), "{e}");
     }

@@ -1,160 +1,121 @@
-//! `patchspec check`: load the corpus, select, start the executor, run,
-//! report, and decide the exit code.
-//!
-//! This is where command-line choices become a [`RunConfig`], an executor
-//! (started by [`crate::transport::launch`]) and a set of reporters; the run
-//! itself is [`crate::run`].
+//! `patchspec check`: its arguments, turned into calls of the library: the
+//! run setup ([`crate::setup`]: selection, pins, the `--setup` command, the
+//! run root, the declaration's checks), the executor
+//! ([`crate::transport::launch`]), the run ([`crate::run`]), its reporters
+//! ([`crate::report::Reporters`]) and the baseline
+//! ([`crate::baseline::Baseline::update`]).
 
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::sync::Arc;
-use std::time::Duration;
+use std::path::PathBuf;
 
 use crate::baseline::Baseline;
-use crate::case::Corpus;
-use crate::cli::{CheckArgs, CorpusArgs, FilterArgs, ReportFormat, Transport};
+use crate::corpus_source::CorpusArgs;
 use crate::error::{Error, ErrorKind};
-use crate::event::{Reporter, RunHeader};
-use crate::report::{human::Human, jsonl::JsonLines, junit::Junit, markdown::Markdown};
-use crate::run::{known_tools, nothing_judged, run, RunConfig, Runner};
-use crate::select::Selection;
-use crate::transport::launch::{launch, Launch, OneshotHello};
-use crate::workspace::WorkDir;
+use crate::report::{Destinations, ReportFormat, Reporters};
+use crate::run::{run, RunConfig, Runner};
+use crate::select::FilterArgs;
+use crate::setup::{
+    check_declaration, check_pins, parse_size, run_root, run_setup_command, select, ExecutorArgs,
+    JudgingArgs, DEFAULT_MAX_CASE_BYTES, DEFAULT_MAX_RESTARTS,
+};
+use crate::transport::launch::{launch, Launch, OneshotHello, Transport};
 
-/// Load the corpus named by the arguments (a directory, or the one compiled
-/// into the binary: see [`crate::corpus_source`]).
-pub fn load_corpus(args: &CorpusArgs) -> Result<Corpus, Error> {
-    crate::corpus_source::load(args)
-}
-
-/// The selection the filter arguments describe.
-pub fn selection(f: &FilterArgs) -> Selection {
-    Selection {
-        run: f.run.clone(),
-        skip: f.skip.clone(),
-        tools: f.tool.clone(),
-        tags: f.tag.clone(),
-        shard: f.shard,
-    }
-}
-
-/// Parse `5`, `2.5`, `500ms`, `5s`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
-        (ms, 0.001)
-    } else if let Some(s) = t.strip_suffix('s') {
-        (s, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * scale)),
-        _ => Err(format!("invalid duration {text:?} (e.g. 5, 2.5s, 500ms)")),
-    }
-}
-
-/// Parse a size: `1048576`, `512K`, `256M`, `1G` (powers of 1024), at least 1.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (num, scale) = match t.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&t[..i], 1u64 << 10),
-        Some((i, 'M' | 'm')) => (&t[..i], 1 << 20),
-        Some((i, 'G' | 'g')) => (&t[..i], 1 << 30),
-        _ => (t, 1),
-    };
-    match num.parse::<u64>().ok().and_then(|n| n.checked_mul(scale)) {
-        Some(bytes) if bytes > 0 => Ok(bytes),
-        _ => Err(format!(
-            "invalid size {text:?} (bytes, or with K, M, G: e.g. 268435456, 256M, 1G)"
-        )),
-    }
-}
-
-fn run_setup(cmd: &str) -> Result<(), Error> {
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::io::stderr())
-        .status()
-        .map_err(|e| {
-            Error::new(ErrorKind::ExecutorUnusable(format!(
-                "setup command could not start: {e}"
-            )))
-        })?;
-    if !status.success() {
-        return Err(Error::new(ErrorKind::ExecutorUnusable(format!(
-            "setup command {cmd:?} failed: {}",
-            crate::transport::process::describe_status(status)
-        ))));
-    }
-    Ok(())
-}
-
-/// `--corpus-version` / `--corpus-hash`: the corpus must be the one pinned.
-pub fn check_pins(corpus: &Corpus, args: &CheckArgs) -> Result<(), Error> {
-    let found = || {
-        format!(
-            "{} is version {} (sha256:{})",
-            corpus.root.display(),
-            corpus
-                .version
-                .as_deref()
-                .unwrap_or("<none: no VERSION file>"),
-            corpus.content_hash
-        )
-    };
-    if let Some(want) = &args.corpus_version {
-        if corpus.version.as_deref() != Some(want.trim()) {
-            return Err(Error::new(ErrorKind::CorpusPin(format!(
-                "the corpus is not the pinned version {want}: {}; check out the pinned corpus (its git tag) or update the pin",
-                found()
-            ))));
-        }
-    }
-    if let Some(want) = &args.corpus_hash {
-        let hex = want.trim().strip_prefix("sha256:").unwrap_or(want.trim());
-        if !hex.eq_ignore_ascii_case(&corpus.content_hash) {
-            return Err(Error::new(ErrorKind::CorpusPin(format!(
-                "the corpus's content is not the pinned {want}: {}; its cases differ from the pinned ones",
-                found()
-            ))));
-        }
-    }
-    Ok(())
+/// `patchspec check`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Filters.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Transport to the executor given after `--`.
+    #[arg(long, value_enum)]
+    pub transport: Option<Transport>,
+    /// A shell command (`sh -c`) run once before the first case, e.g. a build.
+    #[arg(long, value_name = "CMD")]
+    pub setup: Option<String>,
+    /// Workers, connection timeout, work folder.
+    #[command(flatten)]
+    pub executor_args: ExecutorArgs,
+    /// Timeout, judge and what is left out.
+    #[command(flatten)]
+    pub judging: JudgingArgs,
+    /// Stop starting cases after the first unexpected outcome.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Stop starting cases after N unexpected outcomes (N >= 1; cases left unrun fail the run).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_fail: Option<u64>,
+    /// Known failures (JSON array of {id, outcome, reason?, issue?}).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Rewrite the baseline from this run (refused on a filtered or sharded run, or when
+    /// cases were not run; entries of skipped cases are kept).
+    #[arg(long, requires = "baseline")]
+    pub update_baseline: bool,
+    /// Fail (exit 2) unless the corpus's VERSION is exactly this (an implementation's pin).
+    #[arg(long, value_name = "X.Y.Z")]
+    pub corpus_version: Option<String>,
+    /// Fail (exit 2) unless the corpus's content hash is exactly this (`sha256:<hex>`, as in the reports).
+    #[arg(long, value_name = "sha256:HEX")]
+    pub corpus_hash: Option<String>,
+    /// Accept a run in which every selected case is skipped (by the executor's declaration,
+    /// --skip-tool or --skip-tag): exit 0 instead of 2.
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// The most bytes of files an executor may leave in one case's workspace (and, apart,
+    /// in the rest of its case directory): bytes, or with `K`, `M`, `G` (powers of 1024).
+    /// Past it the case is an error and the runner reads no further.
+    #[arg(long, value_name = "SIZE", default_value = DEFAULT_MAX_CASE_BYTES, value_parser = parse_size)]
+    pub max_case_bytes: u64,
+    /// Session transport: how many times a crashed executor is restarted over the run
+    /// (websocket: a started plugin that exited).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RESTARTS)]
+    pub max_restarts: usize,
+    /// Websocket: listen on ADDR (default 127.0.0.1:0). Without an executor after `--`,
+    /// start nothing and wait for a plugin to connect (one inside an IDE).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Human report: list every case (PASS and SKIP too, not only those that break the gate)
+    /// and every id of a group of failures that share a cause.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// The report on stdout.
+    #[arg(long, value_enum, default_value = "human")]
+    pub report: ReportFormat,
+    /// Write the `--report` output to FILE instead of stdout (the human report then stays on stdout).
+    #[arg(long, value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
+    /// Also write JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// The executor's argv, after `--` (no shell). None: the built-in reference engine, in-process
+    /// (websocket: the reference plugin). Websocket: `{url}` in an argument becomes the URL to
+    /// connect to, also given as $PATCHSPEC_WS_URL. Mcp: an MCP server started per case, with
+    /// `{root}` in an argument (and its working directory) the case's workspace.
+    #[arg(last = true, value_name = "EXECUTOR")]
+    pub executor: Vec<String>,
 }
 
 /// Run `patchspec check`; returns the exit code.
 pub fn check(args: &CheckArgs) -> Result<i32, Error> {
-    let corpus = load_corpus(&args.corpus)?;
-    check_pins(&corpus, args)?;
-    let sel = selection(&args.filter);
-    let selected = sel.apply(&corpus.cases).map_err(Error::usage)?;
-    if selected.is_empty() {
-        return Err(Error::new(ErrorKind::NothingSelected(format!(
-            "{} case(s) in {}, {} selected ({})",
-            corpus.cases.len(),
-            corpus.root.display(),
-            0,
-            sel.describe()
-        ))));
-    }
+    let corpus = crate::corpus_source::load(&args.corpus)?;
+    check_pins(
+        &corpus,
+        args.corpus_version.as_deref(),
+        args.corpus_hash.as_deref(),
+    )?;
+    let sel = args.filter.selection();
+    let selected = select(&corpus, &sel)?;
     if args.update_baseline && sel.is_partial() {
         return Err(Error::new(ErrorKind::Baseline(format!(
             "refusing to rewrite the baseline from a partial run ({})",
             sel.describe()
         ))));
     }
-    let timeout = parse_duration(&args.judging.timeout).map_err(Error::usage)?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
+    let timeout = args.judging.timeout()?;
+    let jobs = args.executor_args.jobs();
     let baseline = match &args.baseline {
         Some(path) if args.update_baseline && !path.exists() => Some(Baseline::default()),
         Some(path) => Some(Baseline::load(path).map_err(|e| Error::new(ErrorKind::Baseline(e)))?),
@@ -167,16 +128,12 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     if args.listen.is_some() && !websocket {
         return Err(Error::usage("--listen needs --transport websocket"));
     }
-    let connect_timeout = parse_duration(&args.connect_timeout).map_err(Error::usage)?;
+    let connect_timeout = args.executor_args.connect_timeout()?;
     if let Some(cmd) = &args.setup {
-        run_setup(cmd)?;
+        run_setup_command(cmd)?;
     }
-    // Every case directory, and the executor's TMPDIR and HOME, live under
-    // one per-run root that the outside check watches.
-    let work_dir = WorkDir::choose(args.work_dir.as_deref());
-    let mut root = work_dir.run_root().map_err(|e| Error::io(e.to_string()))?;
-    root.set_workspace_limit(args.max_case_bytes);
-    let root = Arc::new(root);
+    let work_dir = args.executor_args.work_dir();
+    let root = run_root(&work_dir, args.max_case_bytes)?;
     let executor = launch(&Launch {
         transport: args.transport.unwrap_or(Transport::Oneshot),
         argv: &args.executor,
@@ -202,15 +159,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         judge: args.judging.judge,
     };
     let runner = Runner::with_root(executor.as_ref(), &cfg, root).map_err(Error::usage)?;
-    // Strict before the first case: a declaration that names a tool nobody
-    // knows, or one that leaves nothing to judge, is not a green run.
-    let refused = crate::run::check_declared_tools(runner.info(), &known_tools(&corpus.cases))
-        .map_err(|why| Error::new(ErrorKind::ExecutorUnusable(why)))
-        .and_then(|()| match nothing_judged(&runner, &selected) {
-            Some(why) if !args.allow_empty => Err(Error::new(ErrorKind::NothingJudged(why))),
-            _ => Ok(()),
-        });
-    if let Err(e) = refused {
+    if let Err(e) = check_declaration(&runner, &corpus, &selected, args.allow_empty) {
         executor.finish();
         return Err(e);
     }
@@ -220,59 +169,21 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         .as_ref()
         .map(|b| b.stale(&corpus_ids))
         .unwrap_or_default();
-    let mut header = RunHeader::new(
+    let mut header = cfg.header(
         &corpus,
         runner.info().clone(),
         selected.len(),
         sel.describe(),
-        &cfg,
         args.baseline.as_ref().map(|p| p.display().to_string()),
     );
     header.work_dir = Some(work_dir.describe());
-
-    // Reporters: the chosen format on stdout (or --report-file); the human
-    // report on stdout too unless stdout is taken, then on stderr.
-    let stdout_taken = args.report != ReportFormat::Human && args.report_file.is_none();
-    let human_out: Box<dyn Write> = if stdout_taken {
-        Box::new(crate::output::stderr())
-    } else {
-        Box::new(crate::output::stdout())
-    };
-    let mut human = Human::new(
-        human_out,
-        crate::report::human::Options {
-            progress: crate::report::human::progress_wanted(),
-            verbose: args.verbose,
-        },
-    );
-    let machine_out = || -> Result<Box<dyn Write>, Error> {
-        match &args.report_file {
-            Some(p) => Ok(Box::new(std::io::BufWriter::new(
-                std::fs::File::create(p)
-                    .map_err(|e| Error::io(format!("cannot write {}: {e}", p.display())))?,
-            ))),
-            None => Ok(Box::new(crate::output::stdout())),
-        }
-    };
-    let mut json = None;
-    let mut markdown = None;
-    match args.report {
-        ReportFormat::Human => {}
-        ReportFormat::Json => json = Some(JsonLines::new(machine_out()?)),
-        ReportFormat::Markdown => markdown = Some(Markdown::new(machine_out()?)),
-    }
-    let mut junit = args.junit.clone().map(Junit::new);
-    let mut reporters: Vec<&mut dyn Reporter> = vec![&mut human];
-    if let Some(j) = json.as_mut() {
-        reporters.push(j);
-    }
-    if let Some(m) = markdown.as_mut() {
-        reporters.push(m);
-    }
-    if let Some(j) = junit.as_mut() {
-        reporters.push(j);
-    }
-    let output = run(&runner, &header, &selected, stale, &mut reporters);
+    let mut reporters = Reporters::open(&Destinations {
+        format: args.report,
+        report_file: args.report_file.as_deref(),
+        junit: args.junit.as_deref(),
+        verbose: args.verbose,
+    })?;
+    let output = run(&runner, &header, &selected, stale, &mut reporters.all());
     drop(reporters);
     if let Some(e) = output.report_error {
         return Err(Error::io(format!("writing a report failed: {e}")));
@@ -280,21 +191,13 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     if let Some(why) = &output.summary.unusable {
         return Err(Error::new(ErrorKind::ExecutorUnusable(why.clone())));
     }
-    if args.update_baseline {
-        let path = args
-            .baseline
-            .as_ref()
-            .expect("clap requires --baseline with --update-baseline");
+    if let (true, Some(path)) = (args.update_baseline, &args.baseline) {
         let old = cfg.baseline.clone().unwrap_or_default();
-        if output.summary.not_run > 0 {
-            return Err(Error::new(ErrorKind::Baseline(format!(
-                "refusing to rewrite the baseline: {} case(s) were not run",
-                output.summary.not_run
-            ))));
-        }
-        let new = old.rewritten(output.results.iter().map(|r| (r.id.as_str(), r.raw)));
-        std::fs::write(path, new.to_json())
-            .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))?;
+        let new = old.update(
+            path,
+            output.summary.not_run,
+            output.results.iter().map(|r| (r.id.as_str(), r.raw)),
+        )?;
         crate::output::eprintln_quietly(format_args!(
             "baseline {} rewritten: {} known failure(s)",
             path.display(),
@@ -302,22 +205,5 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         ));
         return Ok(crate::exit::OK);
     }
-    Ok(crate::exit::for_summary(&output.summary))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_take_binary_units() {
-        assert_eq!(parse_size("1048576"), Ok(1 << 20));
-        assert_eq!(parse_size("512K"), Ok(512 << 10));
-        assert_eq!(parse_size("256M"), Ok(256 << 20));
-        assert_eq!(parse_size(" 2g "), Ok(2 << 30));
-        for bad in ["", "0", "M", "-1M", "1.5M", "1T", "99999999999G"] {
-            let err = parse_size(bad).unwrap_err();
-            assert!(err.contains("invalid size"), "{bad}: {err}");
-        }
-    }
+    Ok(output.summary.exit_code())
 }

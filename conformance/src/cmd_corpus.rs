@@ -5,22 +5,89 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
+use std::path::PathBuf;
 
 use serde_json::json;
 
 use patchspec_engine::hash::sha256_hex;
 
 use crate::case::{Case, ExpectFiles};
-use crate::cli::{CoverageArgs, LintArgs, ListArgs, ReproArgs, ShowArgs};
-use crate::cmd_check::{load_corpus, selection};
 use crate::corpus_lint;
+use crate::corpus_source::{load as load_corpus, CorpusArgs};
 use crate::coverage::{clause_list, Coverage};
 use crate::error::{Error, ErrorKind};
 use crate::members::MemberCoverage;
 use crate::report::render::{indent, params_labelled, visible, visible_bytes, HashLabels};
 use crate::run::{RunConfig, Runner};
+use crate::select::FilterArgs;
 use crate::transport::inprocess::InProcess;
 use crate::workspace::{materialise, SENTINEL_TEXT};
+
+/// `patchspec list`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ListArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Filters.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// One JSON object per case (id, tool, tags, summary, spec).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `patchspec show`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ShowArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// The case id.
+    pub id: String,
+}
+
+/// `patchspec repro`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ReproArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// The case id.
+    pub id: String,
+    /// The directory to write (must not exist, or be empty).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The executor's argv for the printed command (default: this binary's `exec`).
+    #[arg(last = true, value_name = "EXECUTOR")]
+    pub executor: Vec<String>,
+}
+
+/// `patchspec coverage`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct CoverageArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Print one JSON object: clauses with their cases, and the gaps;
+    /// `members`: each documented result member with the cases pinning it.
+    #[arg(long)]
+    pub json: bool,
+    /// List only the clauses and the documented result members nothing pins.
+    #[arg(long)]
+    pub gaps: bool,
+}
+
+/// `patchspec lint`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LintArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Skip running the cases against the reference engine.
+    #[arg(long)]
+    pub no_run: bool,
+}
 
 /// A failed write to stdout (a closed pipe never fails: see [`crate::output`]).
 fn out_err(e: std::io::Error) -> Error {
@@ -30,11 +97,7 @@ fn out_err(e: std::io::Error) -> Error {
 /// `patchspec list`.
 pub fn list(args: &ListArgs) -> Result<i32, Error> {
     let corpus = load_corpus(&args.corpus)?;
-    let sel = selection(&args.filter);
-    let selected = sel.apply(&corpus.cases).map_err(Error::usage)?;
-    if selected.is_empty() {
-        return Err(Error::new(ErrorKind::NothingSelected(sel.describe())));
-    }
+    let selected = crate::setup::select(&corpus, &args.filter.selection())?;
     let mut out = crate::output::stdout();
     for c in selected {
         if out.is_closed() {

@@ -16,9 +16,18 @@ use std::path::PathBuf;
 use crate::exit;
 use crate::output::{eprintln_quietly, stdout, Quiet};
 
+use patchspec_engine::apply_patch::{self, ApplyOptions};
 use patchspec_engine::dispatch::{self, Session, ToolCall};
-use patchspec_engine::tools::tul::apply_patch::{self, ApplyOptions};
 use patchspec_engine::workspace;
+use serde_json::Value;
+
+/// `--root DIR`, the workspace of `apply`, `call`, `recover` and `trash`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct WorkspaceArg {
+    /// The workspace.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+}
 
 /// `patchspec apply [FILE|-]`: apply an envelope to a directory.
 #[derive(Clone, Debug, clap::Args)]
@@ -26,9 +35,9 @@ pub struct ApplyArgs {
     /// The envelope file, or `-` for standard input.
     #[arg(default_value = "-")]
     pub file: String,
-    /// The workspace (default: the current directory).
-    #[arg(long)]
-    pub root: Option<PathBuf>,
+    /// The workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
     /// Apply section by section and stop at the first failure.
     #[arg(long)]
     pub no_atomic: bool,
@@ -45,6 +54,12 @@ pub struct ApplyArgs {
     /// the corrected envelope to this file; it is never applied here.
     #[arg(long, value_name = "FILE")]
     pub save_repair: Option<PathBuf>,
+    /// The patch store.
+    #[command(flatten)]
+    pub store: crate::engine_store::StoreArgs,
+    /// The events.
+    #[command(flatten)]
+    pub log: crate::logging::LogArgs,
 }
 
 /// `patchspec call TOOL [PARAMS|-]`: run one tool call and print its result document.
@@ -55,9 +70,9 @@ pub struct CallArgs {
     /// The params: JSON text, `@FILE` to read them from a file, or `-` for standard input.
     #[arg(default_value = "-")]
     pub params: String,
-    /// The workspace (default: the current directory).
-    #[arg(long)]
-    pub root: Option<PathBuf>,
+    /// The workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
     /// A JSON file mapping docPath to content: the session's ActiveFiles.
     #[arg(long)]
     pub active_files: Option<PathBuf>,
@@ -72,9 +87,9 @@ pub struct CallArgs {
 /// `patchspec recover --root DIR`: finish (roll back) an interrupted commit.
 #[derive(Clone, Debug, clap::Args)]
 pub struct RecoverArgs {
-    /// The workspace (default: the current directory).
-    #[arg(long)]
-    pub root: Option<PathBuf>,
+    /// The workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
     /// Also remove what is found in .patchspec/txn and not proven to be this
     /// engine's (a journal planted by a clone, a torn or broken one), after
     /// listing it. Without it, such entries are listed and left alone: they
@@ -86,20 +101,20 @@ pub struct RecoverArgs {
 /// `patchspec trash --root DIR`: list what the workspace trash holds.
 #[derive(Clone, Debug, clap::Args)]
 pub struct TrashArgs {
-    /// The workspace (default: the current directory).
-    #[arg(long)]
-    pub root: Option<PathBuf>,
+    /// The workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
 }
 
 /// Run `patchspec recover`: exit 0 when the workspace is now consistent
 /// (whether or not there was anything to do), 1 when recovery failed, 2 when
 /// the workspace cannot be opened.
 pub fn recover(args: &RecoverArgs) -> i32 {
-    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let root = &args.workspace.root;
     if !root.is_dir() {
         return usage(&format!("{} is not a directory", root.display()));
     }
-    let done = match workspace::recover(&root, args.discard) {
+    let done = match workspace::recover(root, args.discard) {
         Ok(done) => done,
         Err(e) => {
             eprintln_quietly(format_args!("error: {}: {e}", root.display()));
@@ -179,9 +194,9 @@ fn plural(n: usize) -> &'static str {
 /// Run `patchspec trash`: one line per transaction folder (oldest first:
 /// id, UTC time, bytes, file count), then its files indented.
 pub fn trash(args: &TrashArgs) -> i32 {
-    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let root = &args.workspace.root;
     let listed =
-        workspace::open_for_reading(&root).and_then(|fs| patchspec_engine::trash::list(&fs));
+        workspace::open_for_reading(root).and_then(|fs| patchspec_engine::trash::list(&fs));
     let entries = match listed {
         Ok(entries) => entries,
         Err(e) => return usage(&format!("cannot read the trash of {}: {e}", root.display())),
@@ -245,16 +260,20 @@ fn utc(millis: u128) -> String {
 }
 
 /// Run `patchspec apply`; returns the process exit code (0 applied, 1 refused, 2 usage).
+///
+/// The call goes through [`dispatch::call`] as `apply_patch`, like every
+/// tool call of `exec` and `call`: its events are emitted and, with
+/// `--store`, it is recorded. Two runs cannot be a wire call and stay on
+/// the engine's byte entry ([`apply_patch::apply_bytes`]): a dry run (the
+/// wire has no dry run; it writes nothing and records nothing) and an
+/// envelope that is not UTF-8 (the wire's `patch` is a JSON string; the
+/// refusal names the line of the first invalid byte).
 pub fn apply(args: &ApplyArgs) -> i32 {
     let envelope = match read_input(&args.file) {
         Ok(bytes) => bytes,
         Err(e) => return usage(&format!("cannot read {}: {e}", args.file)),
     };
-    let mut options = ApplyOptions {
-        atomic: !args.no_atomic,
-        dry_run: args.dry_run,
-        ..ApplyOptions::default()
-    };
+    let mut expected_sha256 = BTreeMap::new();
     for pair in &args.expect_sha {
         // The last `=`: a digest never contains one, a file name may.
         let Some((path, hex)) = pair.rsplit_once('=') else {
@@ -266,95 +285,171 @@ pub fn apply(args: &ApplyArgs) -> i32 {
                 "--expect-sha {pair:?}: HEX must be a SHA-256 (64 hexadecimal digits), or empty for \"{path} must not exist\""
             ));
         }
-        options
-            .expected_sha256
-            .insert(path.to_string(), hex.to_string());
+        expected_sha256.insert(path.to_string(), hex.to_string());
     }
-    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let root = &args.workspace.root;
+    args.log.install();
+    if let Err(e) = args.store.open() {
+        return usage(&e.to_string());
+    }
+    let outcome = match std::str::from_utf8(&envelope) {
+        Ok(patch) if !args.dry_run => {
+            if !root.is_dir() {
+                return usage(&format!(
+                    "cannot open the workspace {}: not a directory",
+                    root.display()
+                ));
+            }
+            let params = serde_json::json!({
+                "patch": patch,
+                "atomic": !args.no_atomic,
+                "expectedSha256ByPath": expected_sha256,
+            });
+            let session = Session {
+                store: crate::engine_store::for_call(root, false),
+                ..Session::default()
+            };
+            dispatch::call(&ToolCall {
+                tool_name: "apply_patch",
+                params: &params,
+                workspace_root: root,
+                session: &session,
+            })
+        }
+        _ => match apply_without_dispatch(&envelope, expected_sha256, args) {
+            Ok(outcome) => outcome,
+            Err(code) => return code,
+        },
+    };
+    report_applied(args, &outcome)
+}
+
+/// A dry run, or an envelope that is not UTF-8, on the engine's byte entry
+/// (see [`apply`]); `Err` is the exit code of a workspace that cannot be opened.
+fn apply_without_dispatch(
+    envelope: &[u8],
+    expected_sha256: BTreeMap<String, String>,
+    args: &ApplyArgs,
+) -> Result<dispatch::ToolOutcome, i32> {
+    let root = &args.workspace.root;
     // A dry run only reads: it does not wait for the writer lock.
     let opened = if args.dry_run {
-        workspace::open_for_reading(&root)
+        workspace::open_for_reading(root)
     } else {
-        workspace::open_for_writing(&root)
+        workspace::open_for_writing(root)
     };
-    let fs = match opened {
-        Ok(fs) => fs,
-        Err(e) => {
-            return usage(&format!(
-                "cannot open the workspace {}: {e}",
-                root.display()
-            ))
-        }
+    let fs = opened.map_err(|e| {
+        usage(&format!(
+            "cannot open the workspace {}: {e}",
+            root.display()
+        ))
+    })?;
+    let options = ApplyOptions {
+        atomic: !args.no_atomic,
+        dry_run: args.dry_run,
+        expected_sha256,
+        workspace_root: std::path::absolute(root).ok(),
+        ..ApplyOptions::default()
     };
-    options.workspace_root = std::path::absolute(&root).ok();
-    let applied = apply_patch::apply_bytes(&fs, &envelope, &options);
-    let code = if applied.error.is_some() {
-        exit::REFUSED
-    } else {
-        exit::OK
-    };
+    let applied = apply_patch::apply_bytes(&fs, envelope, &options);
+    Ok(apply_patch::outcome(options.atomic, &applied))
+}
+
+/// Print what `apply` did from its result document (the document itself
+/// with `--json`), write `--save-repair`, and say why on a refusal.
+fn report_applied(args: &ApplyArgs, outcome: &dispatch::ToolOutcome) -> i32 {
+    let doc = &outcome.result;
+    let error = doc.get("error").filter(|_| !outcome.success);
+    let no_details = serde_json::Map::new();
+    let details = error
+        .and_then(|e| e.get("details"))
+        .and_then(Value::as_object)
+        .unwrap_or(&no_details);
+    let changed: Vec<ChangedFile> = doc
+        .pointer("/data/changedFiles")
+        .and_then(|files| serde_json::from_value(files.clone()).ok())
+        .unwrap_or_default();
     let mut out = stdout();
     let printed = if args.json {
-        let outcome = apply_patch::outcome(options.atomic, &applied);
-        print_json(&mut out, &outcome.result)
+        print_json(&mut out, doc)
     } else {
-        print_changes(&mut out, &applied.changed_files, args.dry_run)
+        print_changes(&mut out, &changed, args.dry_run)
     };
     if let Err(e) = printed {
         return output_failed(&e);
     }
-    if let (Some(path), Some(repair)) = (
-        &args.save_repair,
-        applied
-            .error
-            .as_ref()
-            .and_then(|e| patchspec_engine::repair::repair_of(&e.details)),
-    ) {
-        if let Err(e) = std::fs::write(path, repair.patch) {
+    let repair = patchspec_engine::repair_of(details);
+    if let (Some(path), Some(repair)) = (&args.save_repair, &repair) {
+        if let Err(e) = std::fs::write(path, &repair.patch) {
             return usage(&format!("cannot write {}: {e}", path.display()));
         }
     }
-    if let (Some(e), false) = (&applied.error, args.json) {
-        eprintln_quietly(format_args!("error[{}]: {}", e.kind.as_str(), e.message));
-        if let Some(text) = e
-            .details
-            .get("diagnosis")
-            .and_then(crate::diagnosis_text::human_diagnosis)
-        {
-            eprintln_quietly(format_args!("{}", text.trim_end_matches('\n')));
-        } else if let Some(hint) = e.hint() {
-            eprintln_quietly(format_args!("  hint: {hint}"));
-        }
-        if let Some(repair) = patchspec_engine::repair::repair_of(&e.details) {
-            eprintln_quietly(format_args!(
-                "repair: exactly one correction of the envelope fits the workspace as it is (checked by a dry run; not applied):"
-            ));
-            for fix in &repair.fixes {
-                eprintln_quietly(format_args!(
-                    "  envelope line {}: {}: {}",
-                    fix.envelope_line, fix.cause, fix.note
-                ));
-            }
-            eprintln_quietly(format_args!(
-                "  to apply it: patchspec apply --save-repair FIXED {} then patchspec apply FIXED (or take error.details.repair.patch from --json)",
-                args.file
-            ));
-        }
-        if !options.atomic && !applied.changed_files.is_empty() {
-            eprintln_quietly(format_args!(
-                "note: not atomic: the sections listed above were applied before the failure"
-            ));
-        } else if !args.dry_run {
-            eprintln_quietly(format_args!("note: nothing was written"));
-        }
+    let Some(error) = error else {
+        return exit::OK;
+    };
+    if args.json {
+        return exit::REFUSED;
     }
-    code
+    let kind = error
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let hint = details.get("hint").and_then(Value::as_str);
+    // The wire's message carries the hint after `; hint: ` (for hosts that
+    // forward only the message); here the hint has its own line.
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let message = hint
+        .and_then(|hint| message.strip_suffix(&format!("; hint: {hint}")))
+        .unwrap_or(message);
+    eprintln_quietly(format_args!("error[{kind}]: {message}"));
+    if let Some(text) = details
+        .get("diagnosis")
+        .and_then(crate::diagnosis_text::human_diagnosis)
+    {
+        eprintln_quietly(format_args!("{}", text.trim_end_matches('\n')));
+    } else if let Some(hint) = hint {
+        eprintln_quietly(format_args!("  hint: {hint}"));
+    }
+    if let Some(repair) = &repair {
+        eprintln_quietly(format_args!(
+            "repair: exactly one correction of the envelope fits the workspace as it is (checked by a dry run; not applied):"
+        ));
+        for fix in &repair.fixes {
+            eprintln_quietly(format_args!(
+                "  envelope line {}: {}: {}",
+                fix.envelope_line, fix.cause, fix.note
+            ));
+        }
+        eprintln_quietly(format_args!(
+            "  to apply it: patchspec apply --save-repair FIXED {} then patchspec apply FIXED (or take error.details.repair.patch from --json)",
+            args.file
+        ));
+    }
+    if args.no_atomic && !changed.is_empty() {
+        eprintln_quietly(format_args!(
+            "note: not atomic: the sections listed above were applied before the failure"
+        ));
+    } else if !args.dry_run {
+        eprintln_quietly(format_args!("note: nothing was written"));
+    }
+    exit::REFUSED
+}
+
+/// One entry of the result document's `data.changedFiles`, as printed.
+#[derive(serde::Deserialize)]
+struct ChangedFile {
+    path: String,
+    operation: String,
+    from: Option<String>,
 }
 
 /// The human list of changed files.
 fn print_changes(
     out: &mut Quiet<io::Stdout>,
-    files: &[apply_patch::ChangedFile],
+    files: &[ChangedFile],
     dry_run: bool,
 ) -> io::Result<()> {
     let verb = if dry_run { "would change" } else { "changed" };
@@ -413,16 +508,16 @@ pub fn call(args: &CallArgs) -> i32 {
             Err(e) => return usage(&format!("--active-files {}: {e}", path.display())),
         }
     }
-    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let root = &args.workspace.root;
     args.log.install();
     if let Err(e) = args.store.open() {
         return usage(&e.to_string());
     }
-    session.store = crate::engine_store::for_call(&root, false);
+    session.store = crate::engine_store::for_call(root, false);
     let outcome = dispatch::call(&ToolCall {
         tool_name: &args.tool,
         params: &params,
-        workspace_root: &root,
+        workspace_root: root,
         session: &session,
     });
     if let Err(e) = print_json(&mut stdout(), &outcome.result) {

@@ -17,11 +17,28 @@ use std::io::{BufRead, Read, Write};
 
 use serde_json::Value;
 
-use crate::cli::ExecArgs;
 use crate::error::Error;
 use crate::exit;
 use crate::protocol::ToolCallMsg;
 use crate::transport::inprocess::{answer, hello};
+
+/// `patchspec exec`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ExecArgs {
+    /// Speak the session transport (HELLO, one message per line, BYE) instead of oneshot.
+    #[arg(long)]
+    pub session: bool,
+    /// Be the reference WebSocket plugin: connect to the backend at URL
+    /// (`ws://HOST:PORT/ws/agent/chat?sessionId=…&projectKey=…`) and serve its TOOL_CALLs.
+    #[arg(long, value_name = "URL", conflicts_with = "session")]
+    pub connect: Option<String>,
+    /// The patch store.
+    #[command(flatten)]
+    pub store: crate::engine_store::StoreArgs,
+    /// The events.
+    #[command(flatten)]
+    pub log: crate::logging::LogArgs,
+}
 
 enum Reply {
     Message(String),

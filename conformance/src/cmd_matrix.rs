@@ -27,25 +27,67 @@
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::case::{Case, Corpus};
-use crate::cli::{MatrixArgs, Transport};
-use crate::cmd_check::{load_corpus, parse_duration, selection};
+use crate::corpus_source::CorpusArgs;
 use crate::error::{Error, ErrorKind};
+use crate::event::RunSummary;
 use crate::event::{Event, Reporter};
-use crate::event::{RunHeader, RunSummary};
 use crate::judge::Judge;
 use crate::matrix::{badge, html, json, markdown, rejudge, Column, Matrix, Source};
 use crate::output::eprintln_quietly as say;
 use crate::report::human::{progress_bar, progress_wanted};
 use crate::run::{known_tools, run, RunConfig, RunOutput, Runner};
+use crate::select::FilterArgs;
+use crate::setup::{run_root, select, ExecutorArgs, JudgingArgs, DEFAULT_MAX_RESTARTS};
 use crate::transport::inprocess::InProcess;
-use crate::transport::launch::{launch_or_unstarted, Launch, OneshotHello};
+use crate::transport::launch::{launch_or_unstarted, Launch, OneshotHello, Transport};
 use crate::transport::{Declaration, Executor};
-use crate::workspace::{RunRoot, WorkDir};
+use crate::workspace::{RunRoot, WorkDir, DEFAULT_WORKSPACE_LIMIT};
+
+/// `patchspec matrix`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MatrixArgs {
+    /// Corpus.
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Filters.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// An implementation to check: NAME=CMD, CMD split into argv like a POSIX shell
+    /// splits words ('…', "…", backslash) but never run by one; over --transport; repeatable.
+    #[arg(long = "executor", value_name = "NAME=CMD")]
+    pub executor: Vec<String>,
+    /// The transport to every --executor, as in `check` (websocket: `{url}` in CMD becomes
+    /// the URL to connect to, also given as $PATCHSPEC_WS_URL; mcp: `{root}` in CMD becomes the
+    /// case's workspace). Sessions and plugins are
+    /// restarted up to 3 times; a plugin has --connect-timeout to connect.
+    #[arg(long, value_enum, default_value = "oneshot")]
+    pub transport: Transport,
+    /// The directory to write matrix.json, matrix.html and badges/NAME.json into (created).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also write the matrix as Markdown (tables by tool and clause, departures) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// With `--judge outcome`: also judge every answer in full, without running anything
+    /// again, and write that matrix to DIR like --out (and its Markdown as DIR/matrix.md
+    /// with --markdown). Not for cases with steps (their step answers are not kept).
+    #[arg(long, value_name = "DIR")]
+    pub full_out: Option<PathBuf>,
+    /// Workers, connection timeout, work folder, the same for every column.
+    #[command(flatten)]
+    pub executor_args: ExecutorArgs,
+    /// Timeout, judge and what is left out, the same for every column.
+    #[command(flatten)]
+    pub judging: JudgingArgs,
+    /// Do not send oneshot executors a HELLO first (nothing declared: every selected case runs).
+    #[arg(long)]
+    pub no_hello: bool,
+}
 
 /// The name of the built-in reference engine's column.
 pub const REFERENCE: &str = "reference";
@@ -93,15 +135,6 @@ pub fn parse_executor(text: &str) -> Result<ExecutorSpec, String> {
         name: name.to_owned(),
         argv,
     })
-}
-
-/// A fresh per-run root (every case directory and the executor's TMPDIR and
-/// HOME live under it, watched by the outside check).
-fn new_root(work_dir: &WorkDir) -> Result<Arc<RunRoot>, Error> {
-    work_dir
-        .run_root()
-        .map(Arc::new)
-        .map_err(|e| Error::io(e.to_string()))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Error> {
@@ -179,12 +212,11 @@ fn run_column(
 ) -> Result<(Column, Vec<crate::event::CaseResult>), Error> {
     let runner = Runner::with_root(executor, &plan.cfg, root).map_err(Error::usage)?;
     let info = runner.info().clone();
-    let mut header = RunHeader::new(
+    let mut header = plan.cfg.header(
         plan.corpus,
         info.clone(),
         plan.selected.len(),
         plan.filters.clone(),
-        &plan.cfg,
         None,
     );
     header.work_dir = Some(plan.work_dir.describe());
@@ -321,17 +353,9 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             "--no-hello is for oneshot executors (a session or a plugin always shakes hands)",
         ));
     }
-    let corpus = load_corpus(&args.corpus)?;
-    let sel = selection(&args.filter);
-    let selected = sel.apply(&corpus.cases).map_err(Error::usage)?;
-    if selected.is_empty() {
-        return Err(Error::new(ErrorKind::NothingSelected(format!(
-            "{} case(s) in {}, 0 selected ({})",
-            corpus.cases.len(),
-            corpus.root.display(),
-            sel.describe()
-        ))));
-    }
+    let corpus = crate::corpus_source::load(&args.corpus)?;
+    let sel = args.filter.selection();
+    let selected = select(&corpus, &sel)?;
     if args.full_out.is_some() {
         if args.judging.judge != Judge::Outcome {
             return Err(Error::usage(
@@ -342,15 +366,9 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
             return Err(Error::usage(format!("--full-out: {why}")));
         }
     }
-    let timeout = parse_duration(&args.judging.timeout).map_err(Error::usage)?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
+    let timeout = args.judging.timeout()?;
+    let jobs = args.executor_args.jobs();
+    let connect_timeout = args.executor_args.connect_timeout()?;
     for out in std::iter::once(&args.out).chain(&args.full_out) {
         std::fs::create_dir_all(out.join("badges")).map_err(|e| {
             Error::io(format!(
@@ -381,7 +399,7 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         filters: sel.describe(),
         selected: &selected,
         known_tools: known_tools(&corpus.cases),
-        work_dir: WorkDir::choose(args.work_dir.as_deref()),
+        work_dir: args.executor_args.work_dir(),
     };
     say(format_args!(
         "matrix: workspaces in {}",
@@ -407,11 +425,11 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
         REFERENCE,
         &engine,
         "built-in".into(),
-        new_root(&plan.work_dir)?,
+        run_root(&plan.work_dir, DEFAULT_WORKSPACE_LIMIT)?,
     )?;
     add_column(column, &results)?;
     for spec in &specs {
-        let root = new_root(&plan.work_dir)?;
+        let root = run_root(&plan.work_dir, DEFAULT_WORKSPACE_LIMIT)?;
         let executor = launch_or_unstarted(&Launch {
             transport: args.transport,
             argv: &spec.argv,
@@ -423,9 +441,9 @@ pub fn matrix(args: &MatrixArgs) -> Result<i32, Error> {
                 OneshotHello::Within(timeout.max(Duration::from_secs(10)))
             },
             jobs,
-            max_restarts: 3,
+            max_restarts: DEFAULT_MAX_RESTARTS,
             listen: None,
-            connect_timeout: Duration::from_secs(10),
+            connect_timeout,
             ignore_paths: &args.judging.ignore_path,
         })?;
         let declared_by = match &executor.info().declared_by {

@@ -2,12 +2,53 @@
 //! workspace and the options and hands over to [`crate::mcp`], where the
 //! server is.
 
-use crate::cli::McpArgs;
+use std::path::PathBuf;
+
 use crate::error::Error;
 use crate::exit;
 use crate::mcp::{
     exposed_tools, is_loopback, serve_http, serve_stdio, EngineServer, HttpOptions, ServerOptions,
 };
+
+/// `patchspec mcp`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct McpArgs {
+    /// The workspace the tools work on (every path is relative to it).
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. A loopback address
+    /// (`127.0.0.1:PORT`, `[::1]:PORT`, `localhost:PORT`) unless you name another one:
+    /// anyone who can reach ADDR can edit the workspace.
+    #[arg(long, value_name = "ADDR", value_parser = crate::cmd_mcp::parse_listen)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: also accept requests whose `Origin` is ORIGIN (`scheme://host[:port]`,
+    /// `:*` for any port; repeatable). Loopback origins and requests without one are always accepted.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// With --listen: the most live sessions; an `initialize` past it gets HTTP 503.
+    #[arg(long, value_name = "N", default_value_t = crate::mcp::http::DEFAULT_MAX_SESSIONS,
+          value_parser = clap::value_parser!(usize))]
+    pub max_sessions: usize,
+    /// With --listen: a session without a message for this long ends (e.g. 300s, 90s).
+    #[arg(long, value_name = "DURATION", default_value = "300s")]
+    pub session_timeout: String,
+    /// With --listen: a connection whose request head has not arrived this long after it
+    /// went idle is closed (slow or half-sent requests; e.g. 10s, 2s).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub header_timeout: String,
+    /// Expose only these tools (comma-separated; wire or model names, e.g. workspace.read_file or workspace_read_file).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Expose only the tools that never write.
+    #[arg(long)]
+    pub read_only: bool,
+    /// The patch store.
+    #[command(flatten)]
+    pub store: crate::engine_store::StoreArgs,
+    /// The events.
+    #[command(flatten)]
+    pub log: crate::logging::LogArgs,
+}
 
 /// Run `patchspec mcp`; returns the exit code.
 pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
@@ -28,8 +69,10 @@ pub fn mcp(args: &McpArgs) -> Result<i32, Error> {
     let http = HttpOptions {
         allowed_origins: args.allow_origin.clone(),
         max_sessions: args.max_sessions.max(1),
-        session_timeout: crate::cmd_check::parse_duration(&args.session_timeout)
+        session_timeout: crate::setup::parse_duration(&args.session_timeout)
             .map_err(|e| Error::usage(format!("--session-timeout: {e}")))?,
+        header_timeout: crate::setup::parse_duration(&args.header_timeout)
+            .map_err(|e| Error::usage(format!("--header-timeout: {e}")))?,
     };
     if args.listen.is_none() && !args.allow_origin.is_empty() {
         return Err(Error::usage("--allow-origin needs --listen"));

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use crate::case::{Case, Corpus, Problem, SPEC_DOCUMENTS};
 use crate::error::Error;
-use crate::event::{Event, Reporter, RunHeader, RunSummary};
+use crate::event::{Event, Reporter, RunSummary};
 use crate::report::human::Human;
 use crate::run::{run, RunConfig, Runner};
 use crate::transport::inprocess::InProcess;
@@ -334,14 +334,7 @@ pub fn against_reference(corpus: &Corpus) -> Result<ReferenceRun, Error> {
     let engine = InProcess::default();
     let runner = Runner::new(&engine, &cfg).map_err(Error::usage)?;
     let selected: Vec<&Case> = corpus.cases.iter().collect();
-    let header = RunHeader::new(
-        corpus,
-        engine.info(),
-        selected.len(),
-        "lint".into(),
-        &cfg,
-        None,
-    );
+    let header = cfg.header(corpus, engine.info(), selected.len(), "lint".into(), None);
     let mut failures = Failures(Vec::new());
     let mut human = Human::new(std::io::sink(), Default::default());
     let output = run(

@@ -1,7 +1,7 @@
 //! The library's error: an opaque [`Error`] carrying an [`ErrorKind`].
 //!
 //! Messages are lowercase fragments; the command line prints them after
-//! `error: ` and maps the kind to an exit code in [`crate::exit::code_for`].
+//! `error: ` and maps the kind to an exit code in [`Error::exit_code`].
 
 use std::fmt;
 
@@ -59,9 +59,20 @@ impl Error {
         Error::new(ErrorKind::Io(message.into()))
     }
 
-    /// The process exit code for this error.
+    /// The process exit code for this error: the one mapping of errors to
+    /// the table of [`crate::exit`] (exhaustive, no wildcard arm).
     pub fn exit_code(&self) -> i32 {
-        crate::exit::code_for(&self.kind)
+        use crate::exit::{EXECUTOR_UNUSABLE, UNEXPECTED, USAGE};
+        match &self.kind {
+            ErrorKind::Usage(_)
+            | ErrorKind::Corpus(_)
+            | ErrorKind::NothingSelected(_)
+            | ErrorKind::NothingJudged(_)
+            | ErrorKind::CorpusPin(_)
+            | ErrorKind::Baseline(_) => USAGE,
+            ErrorKind::ExecutorUnusable(_) => EXECUTOR_UNUSABLE,
+            ErrorKind::Unexpected(_) | ErrorKind::Io(_) => UNEXPECTED,
+        }
     }
 }
 

@@ -52,36 +52,6 @@ pub struct RunHeader {
     pub work_dir: Option<String>,
 }
 
-impl RunHeader {
-    /// The header of a run of `selected` cases of `corpus` against
-    /// `executor`, with the run's settings from `cfg`: built here alone, for
-    /// `check`, each column of `matrix`, and `lint`.
-    pub fn new(
-        corpus: &crate::case::Corpus,
-        executor: ExecutorInfo,
-        selected: usize,
-        filters: String,
-        cfg: &crate::run::RunConfig,
-        baseline: Option<String>,
-    ) -> RunHeader {
-        RunHeader {
-            runner_version: env!("CARGO_PKG_VERSION").into(),
-            corpus_root: corpus.root.display().to_string(),
-            corpus_version: corpus.version.clone(),
-            corpus_hash: corpus.content_hash.clone(),
-            corpus_cases: corpus.cases.len(),
-            executor,
-            selected,
-            filters,
-            jobs: cfg.jobs,
-            timeout: cfg.timeout,
-            baseline,
-            judge: cfg.judge,
-            work_dir: None,
-        }
-    }
-}
-
 /// Why a case failed or errored.
 #[derive(Clone, Debug, Default)]
 pub struct Detail {
@@ -191,6 +161,17 @@ impl RunSummary {
                 .by_outcome
                 .iter()
                 .any(|(o, n)| *n > 0 && o.is_unexpected())
+    }
+
+    /// The exit code of the finished run: [`crate::exit::UNEXPECTED`] when
+    /// anything broke the gate ([`RunSummary::is_unexpected`]), else
+    /// [`crate::exit::OK`].
+    pub fn exit_code(&self) -> i32 {
+        if self.is_unexpected() {
+            crate::exit::UNEXPECTED
+        } else {
+            crate::exit::OK
+        }
     }
 }
 

@@ -19,9 +19,9 @@
 //! or the connection fails.
 //!
 //! The mapping from an error to its code is the single exhaustive `match` in
-//! [`code_for`]; there is no wildcard arm.
-
-use crate::error::ErrorKind;
+//! [`crate::error::Error::exit_code`], with no wildcard arm; a finished
+//! run's code is [`crate::event::RunSummary::exit_code`]. This module
+//! depends on nothing: every layer may use its constants.
 
 /// Everything ran as expected.
 pub const OK: i32 = 0;
@@ -37,30 +37,6 @@ pub const EXECUTOR_UNUSABLE: i32 = 3;
 pub const REFUSED: i32 = 1;
 /// `patchspec exec`: the engine panicked, and the call was left unanswered.
 pub const ENGINE_PANIC: i32 = 101;
-
-/// The exit code for a command's error.
-pub fn code_for(kind: &ErrorKind) -> i32 {
-    match kind {
-        ErrorKind::Usage(_)
-        | ErrorKind::Corpus(_)
-        | ErrorKind::NothingSelected(_)
-        | ErrorKind::NothingJudged(_)
-        | ErrorKind::CorpusPin(_)
-        | ErrorKind::Baseline(_) => USAGE,
-        ErrorKind::ExecutorUnusable(_) => EXECUTOR_UNUSABLE,
-        ErrorKind::Unexpected(_) | ErrorKind::Io(_) => UNEXPECTED,
-    }
-}
-
-/// The exit code for a finished run: [`UNEXPECTED`] when anything broke the
-/// gate (see [`crate::event::RunSummary::is_unexpected`]), else [`OK`].
-pub fn for_summary(summary: &crate::event::RunSummary) -> i32 {
-    if summary.is_unexpected() {
-        UNEXPECTED
-    } else {
-        OK
-    }
-}
 
 #[cfg(test)]
 mod tests {

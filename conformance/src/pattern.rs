@@ -176,15 +176,13 @@ impl UniqueSeen {
     /// The key of a value in its group: 128 bits of SHA-256 (a collision
     /// among even 10^12 values has odds below 10^-14).
     fn key(group: &str, value: &Value) -> u128 {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::new()
-            .chain_update(group.as_bytes())
-            .chain_update([0u8])
-            .chain_update(canonical(value).as_bytes())
-            .finalize();
-        let mut first = [0u8; 16];
-        first.copy_from_slice(&digest[..16]);
-        u128::from_le_bytes(first)
+        let digest = patchspec_engine::hash::sha256_hex_of_parts([
+            group.as_bytes(),
+            &[0u8][..],
+            canonical(value).as_bytes(),
+        ]);
+        // 64 hex digits, always: the first 32 are 128 bits.
+        u128::from_str_radix(&digest[..32], 16).unwrap_or_default()
     }
 
     fn path(&mut self, path: &str) -> u32 {
@@ -399,7 +397,7 @@ pub fn child(at: &str, key: &str) -> String {
     if ident {
         format!("{at}.{key}")
     } else {
-        format!("{at}[{}]", crate::case::quote(key))
+        format!("{at}[{}]", quote(key))
     }
 }
 
@@ -694,6 +692,11 @@ fn describe(pattern: &Value) -> String {
         },
         other => show(other),
     }
+}
+
+/// A map key as it appears in a JSON path: `.name` for identifiers, `["..."]` otherwise.
+pub fn quote(key: &str) -> String {
+    serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}"))
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use crate::case::Case;
 use crate::event::{CaseResult, Detail, Event, Reporter, RunHeader, RunSummary};
 use crate::judge::Judge;
 use crate::outcome::{Outcome, RawOutcome};
-use crate::protocol::{SessionMsg, ToolCallMsg};
+use crate::protocol::ToolCallMsg;
 use crate::transport::{CallDirs, Executor, ExecutorInfo, LateBlame, TransportError};
 use crate::workspace::{expected_tree, PrivatePaths, RunRoot};
 
@@ -73,6 +73,36 @@ impl Default for RunConfig {
             skip_tools: Vec::new(),
             skip_tags: Vec::new(),
             judge: Judge::Full,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The header of a run of `selected` cases of `corpus` against
+    /// `executor` with these settings: built here alone, for `check`, each
+    /// column of `matrix`, and `lint`.
+    pub fn header(
+        &self,
+        corpus: &crate::case::Corpus,
+        executor: ExecutorInfo,
+        selected: usize,
+        filters: String,
+        baseline: Option<String>,
+    ) -> RunHeader {
+        RunHeader {
+            runner_version: env!("CARGO_PKG_VERSION").into(),
+            corpus_root: corpus.root.display().to_string(),
+            corpus_version: corpus.version.clone(),
+            corpus_hash: corpus.content_hash.clone(),
+            corpus_cases: corpus.cases.len(),
+            executor,
+            selected,
+            filters,
+            jobs: self.jobs,
+            timeout: self.timeout,
+            baseline,
+            judge: self.judge,
+            work_dir: None,
         }
     }
 }
@@ -181,11 +211,7 @@ impl<'a> Runner<'a> {
             params: Value::Object(params.clone()),
             web_socket_session_id: self.session_id.clone(),
             workspace_root: workspace.to_string_lossy().into_owned(),
-            session: SessionMsg {
-                active_files: case.given.session.active_files.clone(),
-                limits: case.given.session.limits,
-                keep_store: case.given.session.keep_store,
-            },
+            session: case.given.session.clone(),
         }
     }
 

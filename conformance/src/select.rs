@@ -10,9 +10,41 @@
 //! versions, so a CI matrix of N jobs covers each selected case exactly once.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use sha2::{Digest, Sha256};
 
 use crate::case::Case;
+
+/// Case filters.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct FilterArgs {
+    /// Run only cases whose id matches GLOB (`*` within a segment, `**` across); repeatable.
+    #[arg(long = "run", value_name = "GLOB")]
+    pub run: Vec<String>,
+    /// Skip cases whose id matches GLOB; repeatable.
+    #[arg(long = "skip", value_name = "GLOB")]
+    pub skip: Vec<String>,
+    /// Only cases of this tool; repeatable (any of).
+    #[arg(long = "tool", value_name = "NAME")]
+    pub tool: Vec<String>,
+    /// Only cases with this tag; repeatable (any of).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tag: Vec<String>,
+    /// Only shard I of N (1-based), split by a stable hash of the id, after filtering.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::select::Shard>,
+}
+
+impl FilterArgs {
+    /// The selection these filters describe.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            run: self.run.clone(),
+            skip: self.skip.clone(),
+            tools: self.tool.clone(),
+            tags: self.tag.clone(),
+            shard: self.shard,
+        }
+    }
+}
 
 /// `--shard I/N`: this is shard `index` (1-based) of `total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,10 +84,10 @@ impl std::fmt::Display for Shard {
 
 /// The 1-based shard an id belongs to among `total`.
 pub fn shard_of(id: &str, total: u64) -> u64 {
-    let digest = Sha256::digest(id.as_bytes());
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    1 + u64::from_be_bytes(first) % total.max(1)
+    let digest = patchspec_engine::hash::sha256_hex(id.as_bytes());
+    // 64 hex digits, always: the first 16 are the digest's first 8 bytes, big-endian.
+    let first = u64::from_str_radix(&digest[..16], 16).unwrap_or_default();
+    1 + first % total.max(1)
 }
 
 /// The filters of a run.

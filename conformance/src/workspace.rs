@@ -39,8 +39,8 @@
 //! detached child still writes into it: the processes working there are
 //! killed and the removal retried ([`remove_dir_hard`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::io::{self, Read};
+use std::collections::{BTreeSet, HashSet};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -50,61 +50,15 @@ use sha2::{Digest, Sha256};
 
 use crate::case::{Expect, ExpectFiles, Given};
 
+// The snapshot kit, shared with the tests: the walker, its entries and limits.
+pub use patchspec_snapshot::{
+    ensure_real_dir, snapshot, Entry, Tree, DEFAULT_WORKSPACE_LIMIT, MAX_ENTRIES, SMALL_FILE_BYTES,
+};
+use patchspec_snapshot::{snapshot_within, walk_one, Budget};
+
 /// The content of the sentinel file.
 pub const SENTINEL_TEXT: &str =
     "patchspec sentinel: an executor must never change this file or this directory\n";
-
-/// A regular file larger than this is snapshotted as its length and
-/// SHA-256 ([`Entry::Large`]), read in chunks; up to it, its bytes are kept
-/// so a difference can be shown.
-pub const SMALL_FILE_BYTES: u64 = 64 * 1024;
-
-/// The default per-case limit on the bytes of the files in one snapshot (a
-/// workspace, or the rest of a case directory): 256 MiB, far above any
-/// corpus case; past it the case fails with the reason.
-pub const DEFAULT_WORKSPACE_LIMIT: u64 = 256 * 1024 * 1024;
-
-/// The most entries (files, directories, links) in one snapshot.
-pub const MAX_ENTRIES: usize = 100_000;
-
-/// One entry of a tree snapshot.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Entry {
-    /// A regular file: its bytes, and its permission bits (`None` in an
-    /// expected tree: not compared).
-    File(Vec<u8>, Option<u32>),
-    /// A regular file bigger than [`SMALL_FILE_BYTES`]: its length, the
-    /// SHA-256 of its bytes and its permission bits, as for `File`.
-    Large {
-        /// Length in bytes.
-        len: u64,
-        /// SHA-256 of the bytes.
-        sha256: [u8; 32],
-        /// Permission bits (`None`: not compared).
-        mode: Option<u32>,
-    },
-    /// A directory.
-    Dir,
-    /// A symbolic link and its target, as stored.
-    Symlink(String),
-    /// Anything else (fifo, socket, device).
-    Other,
-}
-
-impl Entry {
-    /// `file`, `directory`, `symlink` or `special file`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Entry::File(..) | Entry::Large { .. } => "file",
-            Entry::Dir => "directory",
-            Entry::Symlink(_) => "symlink",
-            Entry::Other => "special file",
-        }
-    }
-}
-
-/// A snapshot: relative path (with `/`) → entry; directories included.
-pub type Tree = BTreeMap<String, Entry>;
 
 /// How a tree differs from the expected one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -237,173 +191,6 @@ impl PrivatePaths {
             .map(|(p, e)| (p.clone(), e.clone()))
             .collect()
     }
-}
-
-/// What one snapshot may still read: bytes of files and entries.
-#[derive(Debug)]
-struct Budget {
-    limit: u64,
-    bytes_left: u64,
-    entries_left: usize,
-}
-
-impl Budget {
-    fn new(limit: u64) -> Budget {
-        Budget {
-            limit,
-            bytes_left: limit,
-            entries_left: MAX_ENTRIES,
-        }
-    }
-
-    fn entry(&mut self, rel: &str) -> io::Result<()> {
-        if self.entries_left == 0 {
-            return Err(io::Error::other(format!(
-                "more than {MAX_ENTRIES} files and directories were left (at {rel}): over the runner's per-case limit, so the rest was not read"
-            )));
-        }
-        self.entries_left -= 1;
-        Ok(())
-    }
-
-    fn bytes(&mut self, rel: &str, n: u64) -> io::Result<()> {
-        if n > self.bytes_left {
-            return Err(io::Error::other(format!(
-                "the files left hold more than the per-case limit of {} bytes ({rel} alone is at least {n} bytes); the runner did not read past it",
-                self.limit
-            )));
-        }
-        self.bytes_left -= n;
-        Ok(())
-    }
-}
-
-/// Fail unless `dir` is a directory itself, not a symlink to one: an
-/// executor may replace its workspace or case directory with a link to
-/// anywhere, and the runner must not walk, chmod or delete through it.
-pub fn ensure_real_dir(dir: &Path) -> io::Result<()> {
-    let meta = std::fs::symlink_metadata(dir)?;
-    if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(dir).unwrap_or_default();
-        return Err(io::Error::other(format!(
-            "{} was replaced by a symlink to {}; the runner does not follow it",
-            dir.display(),
-            target.display()
-        )));
-    }
-    if !meta.is_dir() {
-        return Err(io::Error::other(format!(
-            "{} was replaced by a {}",
-            dir.display(),
-            if meta.is_file() {
-                "file"
-            } else {
-                "special file"
-            }
-        )));
-    }
-    Ok(())
-}
-
-/// Snapshot a directory (not following symlinks), within the default
-/// per-case limit.
-pub fn snapshot(root: &Path) -> io::Result<Tree> {
-    snapshot_within(root, DEFAULT_WORKSPACE_LIMIT, None)
-}
-
-/// Snapshot a directory within `limit` bytes of files, leaving out the
-/// top-level entry named `skip`.
-fn snapshot_within(root: &Path, limit: u64, skip: Option<&str>) -> io::Result<Tree> {
-    ensure_real_dir(root)?;
-    let mut tree = Tree::new();
-    let mut budget = Budget::new(limit);
-    walk(root, "", &mut tree, &mut budget, skip)?;
-    Ok(tree)
-}
-
-fn walk(
-    dir: &Path,
-    prefix: &str,
-    tree: &mut Tree,
-    budget: &mut Budget,
-    skip: Option<&str>,
-) -> io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if prefix.is_empty() && skip == Some(name.as_str()) {
-            continue;
-        }
-        let rel = if prefix.is_empty() {
-            name
-        } else {
-            format!("{prefix}/{name}")
-        };
-        walk_one(&entry, &rel, tree, budget)?;
-    }
-    Ok(())
-}
-
-/// Read a regular file in chunks, within `budget`: its bytes if it has at
-/// most [`SMALL_FILE_BYTES`], else its length and SHA-256. Opened without
-/// following a symlink (the executor may have swapped one in since it was
-/// listed) and without blocking (nor on a FIFO swapped in).
-fn read_file_entry(path: &Path, rel: &str, mode: u32, budget: &mut Budget) -> io::Result<Entry> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    // The size alone may already be past the limit (a sparse file costs
-    // nothing to make): refuse before reading a byte.
-    let size = file.metadata()?.len();
-    budget.bytes(rel, size)?;
-    let mut kept = Vec::new();
-    let mut hasher: Option<Sha256> = None;
-    let mut len = 0u64;
-    // No bigger than the file (and one byte to see its end): a zeroed 64 KiB
-    // buffer per small file was a tenth of `patchspec fuzz`'s own time.
-    let mut buf =
-        vec![0u8; usize::try_from(size).map_or(64 * 1024, |n| n.saturating_add(1).min(64 * 1024))];
-    let mut reader = file;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        // A file still growing is held to what is left of the same limit:
-        // the bytes past its size are charged as they arrive.
-        let past_size = (len + n as u64).saturating_sub(size.max(len));
-        len += n as u64;
-        if past_size > 0 && budget.bytes_left < past_size {
-            return Err(io::Error::other(format!(
-                "{rel} grew past the per-case limit of {} bytes while it was read",
-                budget.limit
-            )));
-        }
-        budget.bytes_left -= past_size;
-        match &mut hasher {
-            Some(h) => h.update(&buf[..n]),
-            None if len > SMALL_FILE_BYTES => {
-                let mut h = Sha256::new();
-                h.update(&kept);
-                h.update(&buf[..n]);
-                kept = Vec::new();
-                hasher = Some(h);
-            }
-            None => kept.extend_from_slice(&buf[..n]),
-        }
-    }
-    Ok(match hasher {
-        Some(h) => Entry::Large {
-            len,
-            sha256: h.finalize().into(),
-            mode: Some(mode),
-        },
-        None => Entry::File(kept, Some(mode)),
-    })
 }
 
 /// Add every ancestor directory of every entry.
@@ -777,36 +564,6 @@ impl RunRoot {
     }
 }
 
-/// Snapshot one directory entry (and everything below it) into `tree` as `rel`.
-fn walk_one(
-    entry: &std::fs::DirEntry,
-    rel: &str,
-    tree: &mut Tree,
-    budget: &mut Budget,
-) -> io::Result<()> {
-    budget.entry(rel)?;
-    let path = entry.path();
-    let kind = entry.file_type()?;
-    if kind.is_symlink() {
-        let target = std::fs::read_link(&path)?;
-        tree.insert(
-            rel.to_owned(),
-            Entry::Symlink(target.to_string_lossy().into_owned()),
-        );
-    } else if kind.is_dir() {
-        tree.insert(rel.to_owned(), Entry::Dir);
-        walk(&path, rel, tree, budget, None)?;
-    } else if kind.is_file() {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = entry.metadata()?.permissions().mode() & 0o7777;
-        let file = read_file_entry(&path, rel, mode, budget)?;
-        tree.insert(rel.to_owned(), file);
-    } else {
-        tree.insert(rel.to_owned(), Entry::Other);
-    }
-    Ok(())
-}
-
 /// A fresh case directory under a [`RunRoot`]: the workspace, its sentinel,
 /// and the TMPDIR and HOME of a oneshot executor. Removed on drop.
 #[derive(Debug)]
@@ -970,10 +727,48 @@ pub fn remove_dir_hard(dir: &Path) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => last = Some(e),
         }
-        crate::transport::process::kill_processes_inside(dir);
+        kill_processes_inside(dir);
         std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
     }
     Err(last.unwrap_or_else(|| io::Error::other("not removed")))
+}
+
+/// Kill (SIGKILL) every process of ours whose working directory or an open
+/// file lies inside `dir`: what an executor left running after its process
+/// group was killed (a child that called `setsid` or double-forked away).
+/// Linux: read from `/proc`; elsewhere it does nothing. The runner itself is
+/// never killed.
+fn kill_processes_inside(dir: &Path) {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let me = std::process::id();
+    for p in procs.flatten() {
+        let Some(pid) = p
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|&pid| pid != me)
+        else {
+            continue;
+        };
+        let base = p.path();
+        let inside = |link: &Path| std::fs::read_link(link).is_ok_and(|t| t.starts_with(dir));
+        let open_inside = || {
+            std::fs::read_dir(base.join("fd"))
+                .map(|fds| fds.flatten().any(|fd| inside(&fd.path())))
+                .unwrap_or(false)
+        };
+        if inside(&base.join("cwd")) || open_inside() {
+            if let Ok(pid) = i32::try_from(pid) {
+                // SAFETY: kill has no memory-safety preconditions; a process
+                // we may not signal just returns EPERM.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
 }
 
 impl Drop for CaseDir<'_> {
@@ -1230,28 +1025,6 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("per-case limit of 1048576 bytes"), "{text}");
         assert!(text.contains("sparse.bin"), "{text}");
-    }
-
-    /// A file that holds more than its size said (one still growing; here
-    /// a /proc file, whose size is 0) is charged to what is left of the
-    /// snapshot's budget, not held to the whole limit again.
-    #[test]
-    fn bytes_past_a_files_size_are_charged_to_the_budget() {
-        let path = Path::new("/proc/self/status");
-        let mut roomy = Budget::new(1 << 20);
-        let read = read_file_entry(path, "status", 0o644, &mut roomy).expect("read");
-        let Entry::File(bytes, _) = read else {
-            panic!("a small file is kept")
-        };
-        assert!(!bytes.is_empty());
-        assert_eq!(roomy.bytes_left, (1 << 20) - bytes.len() as u64);
-        let mut spent = Budget::new(1 << 20);
-        spent.bytes_left = 16;
-        let e = read_file_entry(path, "status", 0o644, &mut spent).expect_err("over");
-        assert!(
-            e.to_string().contains("grew past the per-case limit"),
-            "{e}"
-        );
     }
 
     /// A case directory replaced by a symlink: not snapshotted through,

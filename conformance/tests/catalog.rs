@@ -16,12 +16,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use patchspec_conformance::case::Case;
 use patchspec_conformance::catalog::schema_files;
 use patchspec_conformance::corpus_source;
-use patchspec_conformance::event::{Event, Reporter, RunHeader};
+use patchspec_conformance::event::{Event, Reporter};
 use patchspec_conformance::run::{run, RunConfig, Runner};
 use patchspec_conformance::transport::inprocess::InProcess;
 use patchspec_conformance::transport::Executor;
@@ -175,7 +176,14 @@ impl Reporter for Collect {
     }
 }
 
-fn corpus_results() -> Vec<(String, String, Value, Value)> {
+/// Every case's tool, params and result document, from one in-process run
+/// of the corpus shared by the tests of this file.
+fn corpus_results() -> &'static [(String, String, Value, Value)] {
+    static RESULTS: OnceLock<Vec<(String, String, Value, Value)>> = OnceLock::new();
+    RESULTS.get_or_init(run_the_corpus)
+}
+
+fn run_the_corpus() -> Vec<(String, String, Value, Value)> {
     let corpus = corpus_source::embedded().expect("the embedded corpus loads");
     let cfg = RunConfig {
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -185,12 +193,11 @@ fn corpus_results() -> Vec<(String, String, Value, Value)> {
     let engine = InProcess::default();
     let runner = Runner::new(&engine, &cfg).expect("runner");
     let selected: Vec<&Case> = corpus.cases.iter().collect();
-    let header = RunHeader::new(
+    let header = cfg.header(
         &corpus,
         engine.info(),
         selected.len(),
         "catalog".into(),
-        &cfg,
         None,
     );
     let mut collect = Collect(Vec::new());
@@ -225,7 +232,7 @@ fn params_and_results_of_every_corpus_case_agree_with_the_schemas() {
     let mut integral_floats = 0;
     let mut null_as_absent = 0;
     let mut per_tool: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for (id, tool, params, result) in &results {
+    for (id, tool, params, result) in results {
         let Some((params_schema, result_schema)) = validators.get(tool.as_str()) else {
             findings.push(format!("{id}: tool {tool} has no catalog entry"));
             continue;
@@ -420,10 +427,8 @@ fn strict_calls_are_valid_and_accepted_by_the_parsers() {
     let (mut checked, mut guarded) = (0, 0);
     let mut findings = Vec::new();
     for (id, tool, params, result) in corpus_results() {
-        let plain_valid = validators[tool.as_str()]
-            .0
-            .is_valid(&without_nulls(&params));
-        if !plain_valid || !matches!(verdict(&tool, &params, &result), Verdict::Accepted) {
+        let plain_valid = validators[tool.as_str()].0.is_valid(&without_nulls(params));
+        if !plain_valid || !matches!(verdict(tool, params, result), Verdict::Accepted) {
             continue;
         }
         if params
@@ -434,7 +439,7 @@ fn strict_calls_are_valid_and_accepted_by_the_parsers() {
             continue;
         }
         let (schema, validator) = &strict[tool.as_str()];
-        let call = strict_call(&params, schema);
+        let call = strict_call(params, schema);
         checked += 1;
         for e in validator.iter_errors(&call) {
             findings.push(format!("{id}: strict schema at {}: {e}", e.instance_path()));
@@ -444,7 +449,7 @@ fn strict_calls_are_valid_and_accepted_by_the_parsers() {
             // Its parser answers through the engine; the strict shape
             // adds nothing but nulls to ids the parser reads as absent.
             "get_patch_change" => continue,
-            _ => matches!(verdict(&tool, &call, &result), Verdict::Accepted),
+            _ => matches!(verdict(tool, &call, result), Verdict::Accepted),
         };
         if !accepted {
             findings.push(format!("{id}: the parser refuses the strict call {call}"));

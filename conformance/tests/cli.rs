@@ -534,6 +534,80 @@ fn a_reader_that_goes_away_is_not_an_error() {
     );
 }
 
+/// `apply` is a tool call like any other (through the engine's dispatch):
+/// `--log-format json` shows its `Tool.Call.*` events and `--store` records
+/// it, applied or refused, with its params and result document.
+#[test]
+fn apply_emits_the_call_events_and_store_records_it() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let root = ws.path().to_str().expect("utf-8 path");
+    let store_dir = tempfile::tempdir().expect("temp dir");
+    let store = store_dir.path().join("calls.db");
+    let store = store.to_str().expect("utf-8 path");
+    let events = |stderr: &[u8]| -> Vec<Value> {
+        text(stderr)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect()
+    };
+    let names = |events: &[Value]| -> Vec<String> {
+        events
+            .iter()
+            .map(|e| e["event"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    // `--json`: the result document on stdout, so stderr holds only the events.
+    let args = [
+        "apply",
+        "--json",
+        "--root",
+        root,
+        "--store",
+        store,
+        "--log-format",
+        "json",
+    ];
+
+    let applied = run(&args, &envelope("*** Add File: b.txt\n+b\n"), None);
+    assert_eq!(code(&applied), 0, "{}", text(&applied.stderr));
+    assert_eq!(read(ws.path(), "b.txt").as_deref(), Some("b\n"));
+    let seen = events(&applied.stderr);
+    let seen_names = names(&seen);
+    assert_eq!(
+        seen_names.first().map(String::as_str),
+        Some("Tool.Call.Received")
+    );
+    assert_eq!(
+        seen_names.last().map(String::as_str),
+        Some("Tool.Call.Executed")
+    );
+    assert!(
+        seen_names.iter().any(|n| n == "Store.Recorded"),
+        "{seen_names:?}"
+    );
+    assert!(seen.iter().all(|e| e["tool"] == "apply_patch"), "{seen:?}");
+
+    let refused = run(&args, &envelope("*** Delete File: missing.txt\n"), None);
+    assert_eq!(code(&refused), 1, "{}", text(&refused.stderr));
+    let doc: Value = serde_json::from_slice(&refused.stdout).expect("a result document");
+    assert_eq!(doc["error"]["kind"], "not_found", "{doc}");
+    let seen_names = names(&events(&refused.stderr));
+    assert_eq!(
+        seen_names.last().map(String::as_str),
+        Some("Tool.Call.Error")
+    );
+    assert!(
+        seen_names.iter().any(|n| n == "Store.Recorded"),
+        "{seen_names:?}"
+    );
+
+    let recorded = patchspec_store::SqliteStore::open(Path::new(store))
+        .expect("the store opens")
+        .call_count()
+        .expect("the store counts its calls");
+    assert_eq!(recorded, 2);
+}
+
 /// An envelope file that is not UTF-8 is read as bytes; the checks of
 /// `--expect-sha` still come first, as for a text envelope: a malformed
 /// digest is a usage error of the command line (exit 2, before the

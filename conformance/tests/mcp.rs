@@ -15,7 +15,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use common::PATCHSPEC;
+use common::{CORPUS_SHARD, PATCHSPEC};
 use patchspec_engine::catalog::catalog;
 use serde_json::{json, Value};
 
@@ -154,29 +154,9 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
-/// Every file under `root` (relative path → bytes), `.patchspec` left out.
+/// Every entry under `root` (relative path → bytes), `.patchspec` left out.
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path
-                .strip_prefix(root)
-                .expect("under root")
-                .to_string_lossy()
-                .into_owned();
-            if rel == ".patchspec" {
-                continue;
-            }
-            if path.is_dir() {
-                walk(&path, root, out);
-            } else {
-                out.insert(rel, std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+    patchspec_snapshot::flat(root, Some(".patchspec"))
 }
 
 fn workspace() -> tempfile::TempDir {
@@ -601,15 +581,10 @@ fn check(extra: &[&str], server: &[&str]) -> (Option<i32>, String, String) {
 
 #[test]
 fn check_over_mcp_passes_the_reference_server() {
+    // A shard with cases of every tool; the whole corpus runs over MCP in
+    // `.ci/run`'s gate stage (a server process per case).
     let (code, stdout, stderr) = check(
-        &[
-            "--tool",
-            "apply_change",
-            "--tool",
-            "workspace.read_file",
-            "--tool",
-            "workspace_create_file",
-        ],
+        &["--shard", CORPUS_SHARD],
         &[PATCHSPEC, "mcp", "--root", "{root}"],
     );
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -620,7 +595,14 @@ fn check_over_mcp_passes_the_reference_server() {
 #[test]
 fn check_over_mcp_skips_the_tools_the_server_does_not_list() {
     let (code, stdout, stderr) = check(
-        &["--tool", "apply_change", "--tool", "workspace.read_file"],
+        &[
+            "--tool",
+            "apply_change",
+            "--tool",
+            "workspace.read_file",
+            "--shard",
+            CORPUS_SHARD,
+        ],
         &[PATCHSPEC, "mcp", "--root", "{root}", "--read-only"],
     );
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -665,6 +647,8 @@ fn matrix_accepts_mcp_executors() {
             "matrix",
             "--tool",
             "apply_change",
+            "--shard",
+            CORPUS_SHARD,
             "--transport",
             "mcp",
             "--out",

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 mod common;
 
-use common::{check_json, patchspec, Corpus, Run, PATCHSPEC, PLUGIN};
+use common::{check_json, corpus_tools, patchspec, Corpus, Run, CORPUS_SHARD, PATCHSPEC, PLUGIN};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
 
@@ -45,10 +45,10 @@ fn broken_plugins_get_their_outcomes() {
         ("t/silent-then-ok", "", "pass", ""),
         ("t/b-exit", "exit", "error", "crash"),
         ("t/b-exit-then-ok", "", "pass", ""),
-        // The late answer (after 1 s) arrives while tardy-then-slow-2 is pending.
+        // The late answer arrives once the runner has given up on it and
+        // sent the next call, while that call is pending.
         ("t/tardy", "late", "error", "timeout"),
-        ("t/tardy-then-slow-1", "slow", "pass", ""),
-        ("t/tardy-then-slow-2", "slow", "pass", ""),
+        ("t/tardy-then-ok", "", "pass", ""),
         ("t/z-ok-after-all-that", "", "pass", ""),
     ];
     let mut expected = BTreeMap::new();
@@ -57,18 +57,14 @@ fn broken_plugins_get_their_outcomes() {
         expected.insert(id.to_owned(), (outcome.to_owned(), kind.to_owned()));
     }
     let root = c.root();
-    let started = Instant::now();
-    // One call in flight, so every violation is pinned on its own case.
+    // One call in flight, so every violation is pinned on its own case. No
+    // answer waits for a span of time: the timeout only has to outlast a
+    // prompt answer on a loaded machine.
     let run = check(
         root.to_str().expect("utf-8"),
-        &["-j", "1", "--timeout", "700ms", "--max-restarts", "2"],
+        &["-j", "1", "--timeout", "2s", "--max-restarts", "2"],
         &[PLUGIN],
         1,
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "took {:?}",
-        started.elapsed()
     );
     assert_eq!(run.outcomes(), expected, "stderr:\n{}", run.stderr);
 
@@ -125,7 +121,7 @@ fn broken_plugins_get_their_outcomes() {
     let footer = run.footer();
     assert_eq!(
         (footer["passed"].as_u64(), footer["failed"].as_u64()),
-        (Some(7), Some(9))
+        (Some(6), Some(9))
     );
 }
 
@@ -190,17 +186,18 @@ fn the_tool_call_carries_the_routing_fields() {
     );
 }
 
-/// `-j N` puts N calls in flight over the one connection.
+/// `-j N` puts N calls in flight over the one connection: the plugin holds
+/// each `gather` call until four are in flight at once (the probe, the
+/// first case, runs alone), so the run ends only if they overlap.
 #[test]
 fn several_calls_are_in_flight_over_one_connection() {
     let c = Corpus::new();
-    for i in 0..9 {
-        c.case(&format!("p/slow-{i}"), "slow", &[]);
+    c.case("p/a-probe", "", &[]);
+    for i in 0..8 {
+        c.case(&format!("p/gather-{i}"), "gather", &[]);
     }
     let root = c.root();
-    let started = Instant::now();
     let run = check(root.to_str().expect("utf-8"), &["-j", "4"], &[PLUGIN], 0);
-    let elapsed = started.elapsed();
     let most = run
         .lines()
         .iter()
@@ -208,8 +205,6 @@ fn several_calls_are_in_flight_over_one_connection() {
         .filter_map(|v| v["result"]["maxInFlight"].as_u64())
         .max();
     assert_eq!(most, Some(4), "{}", run.stdout);
-    // Serially: 9 × 300 ms. The probe alone, then two rounds of four.
-    assert!(elapsed < Duration::from_millis(2400), "took {elapsed:?}");
 }
 
 /// `--listen ADDR` starts nothing and waits for a plugin (inside an IDE) to
@@ -368,57 +363,78 @@ fn plugin_restarts_are_bounded() {
     );
 }
 
-/// The shipped corpus over WebSocket against the reference plugin: started
-/// by the runner (no executor named), and named explicitly with the `{url}`
-/// placeholder. A transport must not change any verdict: the outcomes equal
-/// the in-process ones, and they all pass.
+/// `patchspec check --transport websocket -j 2 --corpus CORPUS --report json
+/// <filter> [-- plugin...]` over the shipped corpus: every selected case
+/// passes, and the report names the reference plugin as the executor,
+/// declared as `declared_by`.
+fn corpus_over_websocket(filter: &[&str], plugin: &[&str], declared_by: &str) -> Run {
+    let mut args = vec![
+        "check",
+        "--transport",
+        "websocket",
+        "-j",
+        "2",
+        "--corpus",
+        CORPUS,
+        "--report",
+        "json",
+    ];
+    args.extend_from_slice(filter);
+    if !plugin.is_empty() {
+        args.push("--");
+        args.extend_from_slice(plugin);
+    }
+    let run = patchspec(&args);
+    let executor = &run.lines()[0]["executor"];
+    assert_eq!(executor["transport"], "websocket");
+    assert_eq!(executor["declaredBy"], declared_by);
+    assert_eq!(executor["implementation"]["name"], "patchspec-engine");
+    assert_eq!(executor["privatePaths"], json!([".patchspec"]));
+    let failed: Vec<String> = run
+        .outcomes()
+        .into_iter()
+        .filter(|(_, (o, _))| o != "pass")
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(
+        (run.code, run.footer()["failed"].as_u64()),
+        (0, Some(0)),
+        "{plugin:?}: not passing: {failed:?}\n{}",
+        run.stderr
+    );
+    run
+}
+
+/// The shipped corpus over WebSocket against the reference plugin, started
+/// by the runner (no executor named): a transport must not change any
+/// verdict, so every case passes, as in-process (`gate.rs`). The one
+/// whole-corpus run over this transport in `cargo test`.
 #[test]
 fn the_corpus_passes_over_websocket_against_the_reference_plugin() {
-    let inprocess = patchspec(&["check", "--corpus", CORPUS, "--report", "json"]).outcomes();
-    for plugin in [vec![], vec![PATCHSPEC, "exec", "--connect", "{url}"]] {
-        let run = patchspec(
-            &[
-                &[
-                    "check",
-                    "--transport",
-                    "websocket",
-                    "-j",
-                    "2",
-                    "--corpus",
-                    CORPUS,
-                    "--report",
-                    "json",
-                ][..],
-                if plugin.is_empty() { &[] } else { &["--"] },
-                &plugin,
-            ]
-            .concat(),
-        );
-        assert_eq!(run.outcomes(), inprocess, "{plugin:?}");
-        let executor = &run.lines()[0]["executor"];
-        assert_eq!(executor["transport"], "websocket");
-        // Started by the runner: known; named after `--`: its HELLO says so.
-        assert_eq!(
-            executor["declaredBy"],
-            if plugin.is_empty() {
-                "builtin"
-            } else {
-                "hello"
-            }
-        );
-        assert_eq!(executor["implementation"]["name"], "patchspec-engine");
-        assert_eq!(executor["privatePaths"], json!([".patchspec"]));
-        let failed: Vec<&String> = inprocess
-            .iter()
-            .filter(|(_, (o, _))| o != "pass")
-            .map(|(id, _)| id)
-            .collect();
-        assert_eq!(
-            (run.code, run.footer()["failed"].as_u64()),
-            (0, Some(0)),
-            "{plugin:?}: not passing (in-process too): {failed:?}"
-        );
-    }
+    let run = corpus_over_websocket(&[], &[], "builtin");
+    let cases = patchspec(&["list", "--corpus", CORPUS])
+        .stdout
+        .lines()
+        .count();
+    assert!(cases >= 1_000, "{cases} cases listed");
+    assert_eq!(run.outcomes().len(), cases);
+}
+
+/// The reference plugin named explicitly with the `{url}` placeholder (as a
+/// third-party plugin is): a shard of the corpus that holds cases of every
+/// tool. The whole corpus runs this way in `.ci/run`'s gate stage.
+#[test]
+fn a_corpus_shard_passes_over_websocket_against_an_external_plugin() {
+    let run = corpus_over_websocket(
+        &["--shard", CORPUS_SHARD],
+        &[PATCHSPEC, "exec", "--connect", "{url}"],
+        "hello",
+    );
+    assert_eq!(
+        run.tools(),
+        corpus_tools(),
+        "the shard holds cases of every tool"
+    );
 }
 
 /// The reference plugin against a backend shaped like the spec's own
@@ -534,12 +550,17 @@ fn a_plugin_declares_private_paths_with_its_hello() {
 #[test]
 fn violations_with_calls_in_flight_harm_no_innocent_case() {
     let c = Corpus::new();
-    c.case("j/a-ok", "", &[]);
-    c.case("j/b-never-made", "never-made-slow", &[]);
-    c.case("j/c-two-late", "two-late", &[]);
-    // Answered right after 1 s: in flight when the unknown id comes (500 ms).
-    for i in 0..5 {
-        c.case(&format!("j/d-late-{i}"), "late", &[]);
+    // The order is made by events, not by time. The first case is the
+    // probe, judged alone before any other call is sent: its second answer
+    // goes out when the next call arrives, so after it was judged, with
+    // calls in flight. b's unknown id goes out once a d-held call is in
+    // flight, and those are answered only after it: pending when it comes.
+    // Three d-held calls and c-ok: four workers cannot all wait for b.
+    c.case("j/a-two-late", "two-late", &[]);
+    c.case("j/b-never-made", "never-made-in-flight", &[]);
+    c.case("j/c-ok", "", &[]);
+    for i in 0..3 {
+        c.case(&format!("j/d-held-{i}"), "after-never-made", &[]);
     }
     let root = c.root();
     let junit = c.path("junit.xml");
@@ -550,15 +571,15 @@ fn violations_with_calls_in_flight_harm_no_innocent_case() {
         1,
     );
     let mut expected: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for id in ["j/a-ok", "j/b-never-made"] {
+    for id in ["j/b-never-made", "j/c-ok"] {
         expected.insert(id.into(), ("pass".into(), "".into()));
     }
-    expected.insert("j/c-two-late".into(), ("error".into(), "protocol".into()));
-    for i in 0..5 {
-        expected.insert(format!("j/d-late-{i}"), ("pass".into(), "".into()));
+    expected.insert("j/a-two-late".into(), ("error".into(), "protocol".into()));
+    for i in 0..3 {
+        expected.insert(format!("j/d-held-{i}"), ("pass".into(), "".into()));
     }
     assert_eq!(run.outcomes(), expected, "stderr:\n{}", run.stderr);
-    let late = run.case("j/c-two-late");
+    let late = run.case("j/a-two-late");
     assert_eq!(late["amended"], true);
     assert!(
         late["message"]

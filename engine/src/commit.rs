@@ -11,7 +11,7 @@
 //! 1. **stage**: the directories the commit creates ([`Change::CreateDir`],
 //!    outermost first) are made; every write goes to a sibling temp file
 //!    `<path>.<16 hex>.apply-patch.tmp`, fsync'd (the name part cut short
-//!    when the whole would exceed [`NAME_MAX`]: see [`temp_name`]); then each
+//!    when the whole would exceed `NAME_MAX`: see [`temp_name`]); then each
 //!    file to be replaced gets a second name in the transaction folder (a
 //!    hard link: no copy, however large; a copy only where the filesystem
 //!    refuses links), and a `renaming` marker is written and fsync'd;
@@ -49,26 +49,11 @@
 use std::io;
 
 use crate::content::{Content, Shared};
-use crate::fs::{file_name_of, parent_of, EntryKind, Fs};
+use crate::fs::{EntryKind, Fs};
 use crate::journal::{self, Intent, Step};
+use crate::layout::{parent_of, temp_name, TRASH_DIR};
 use crate::parallel;
 
-/// The private folder of the engine inside a workspace.
-pub const PRIVATE_DIR: &str = ".patchspec";
-/// Where deleted files go, one folder per transaction.
-pub const TRASH_DIR: &str = ".patchspec/trash";
-
-/// What a commit tells a patch store ([`crate::store`]) around its commit
-/// point, so that the store's record and the workspace agree after a
-/// crash at any moment (docs/clarifications.md, C-store-what). Attached to
-/// a workspace by [`crate::fs::Recorded`]; `dispatch` attaches one when its
-/// session has a store.
-pub trait CommitRecorder: Send + Sync {
-    /// After the journal is durable, before the first visible change:
-    /// record that `transaction` may commit. An error refuses the commit,
-    /// which then changes nothing.
-    fn begin(&self, fs: &dyn Fs, transaction: &str) -> io::Result<()>;
-}
 
 /// One file change of a transaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,24 +127,7 @@ impl CommitError {
 /// directory.
 pub const CREATING_DIRECTORY: &str = "creating directory";
 
-/// The longest file name, in bytes, that Linux, macOS and the BSDs take.
-pub const NAME_MAX: usize = 255;
 
-/// The name of a sibling temp file for `path`: `<path>.<rand>.apply-patch.tmp`,
-/// except that the file name part of `path` is cut (at a character boundary)
-/// so that the temp file's name stays within [`NAME_MAX`] bytes. Without the
-/// cut, any name longer than 222 bytes could not be staged, hence not be
-/// created or updated at all (docs/clarifications.md, C-commit-temp-name).
-pub fn temp_name(path: &str) -> String {
-    let suffix = format!(".{:016x}.apply-patch.tmp", fastrand::u64(..));
-    let name = file_name_of(path);
-    let dir = &path[..path.len() - name.len()];
-    let mut keep = name.len().min(NAME_MAX - suffix.len());
-    while !name.is_char_boundary(keep) {
-        keep -= 1;
-    }
-    format!("{dir}{}{suffix}", &name[..keep])
-}
 
 /// A new transaction id: `<unix millis>-<random>-<bytes trashed>`, and
 /// `-<16 hex>` after it, the name's tag under this user's key
@@ -378,7 +346,7 @@ pub fn commit<C: AsRef<[Change]> + Send>(fs: &dyn Fs, changes: C) -> Result<(), 
         // (only the folders it made itself are removed: `.patchspec` may be
         // a user's folder behind a symlink).
         if trashed {
-            journal::remove_created_dirs(fs, &[journal::TXN_DIR.to_string()]);
+            journal::remove_created_dirs(fs, &[crate::layout::TXN_DIR.to_string()]);
         } else {
             remove_private_dirs(fs, &private_dirs.borrow(), &intent);
         }
@@ -515,25 +483,11 @@ pub fn missing_parents(fs: &dyn Fs, path: &str) -> io::Result<Vec<Change>> {
     Ok(missing)
 }
 
-/// True when `name` is a staged temp file of this engine: it ends in
-/// `.<16 lowercase hex digits>.apply-patch.tmp`, exactly what [`temp_name`]
-/// makes (a user's `notes.apply-patch.tmp` is not one).
-pub fn is_temp_name(name: &str) -> bool {
-    let Some(stem) = file_name_of(name).strip_suffix(".apply-patch.tmp") else {
-        return false;
-    };
-    let Some(dot) = stem.len().checked_sub(17) else {
-        return false;
-    };
-    stem.as_bytes()[dot] == b'.'
-        && stem.as_bytes()[dot + 1..]
-            .iter()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::layout::{is_temp_name, NAME_MAX};
     use crate::fs::{FaultFs, FsOp, RealFs};
     use std::collections::BTreeMap;
     use std::path::Path;

@@ -37,6 +37,7 @@ impl Content {
     }
 
     /// True when there are no bytes.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))] // beside `len`; the tests use it
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -163,11 +164,13 @@ impl Splicing {
         self.pieces.push(Piece::Added(start..self.added.len()));
     }
 
+    #[cfg(test)]
     /// The length so far.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    #[cfg(test)]
     /// True when nothing was appended.
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -204,6 +207,8 @@ impl Splicing {
         }
     }
 
+    // `matching::apply_hunks` (a test seam) renders in memory.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     /// The bytes assembled against `base` (the in-memory API).
     ///
     /// A large result is assembled in parts, one thread each: writing 100 MB
@@ -235,6 +240,8 @@ impl Splicing {
         out
     }
 
+    // `matching::apply_hunks` (a test seam) renders in memory.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     /// Fill `out` with the assembled bytes from offset `start` on (a part of
     /// [`Splicing::render`]). Walks every piece: a few per hunk, next to the
     /// megabytes each part copies.
@@ -258,6 +265,8 @@ impl Splicing {
         }
     }
 
+    // `matching::apply_hunks` (a test seam) renders in memory.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     /// A piece's bytes.
     fn bytes<'s>(&'s self, piece: &Piece, base: &'s [u8]) -> &'s [u8] {
         match piece {
@@ -267,6 +276,8 @@ impl Splicing {
     }
 }
 
+// `matching::apply_hunks` (a test seam) renders in memory.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 /// Each part of a [`Splicing::render`] holds at least this many bytes, so a
 /// result under twice this size is assembled on the calling thread.
 const PARALLEL_RENDER_MIN_PART: usize = 4 << 20;

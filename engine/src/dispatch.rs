@@ -2,83 +2,20 @@
 //! result document out. The runner's built-in executor and `patchspec exec`
 //! call exactly [`call`]; nothing else in the engine sees JSON requests.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
-
-use crate::commit::CommitRecorder;
+use crate::fs::CommitRecorder;
 use crate::fs::Fs;
 
-/// Session state that travels with a call (TUL-001 ActiveFiles, and the
-/// executor's configurable limits).
-#[derive(Clone, Debug, Default)]
-pub struct Session {
-    /// docPath → content of the files already in the model's context.
-    pub active_files: BTreeMap<String, String>,
-    /// Limits the caller sets for this call; absent ones keep their defaults.
-    pub limits: Limits,
-    /// Where the writing tools' calls are recorded and `get_patch_change`
-    /// reads them; `None`: nothing is recorded.
-    pub store: Option<Arc<dyn crate::store::PatchStore>>,
-    /// The caller's id of this call (the protocol's `toolCallId`), carried
-    /// by the events and the store; `None`: [`call`] makes one up.
-    pub call_id: Option<String>,
-}
-
-/// Per-call overrides of configurable limits (a conformance runner sets them
-/// so that a case can reach a limit with a small workspace).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// `workspace_create_file`'s size limit in normalised bytes (TUL-004
-    /// §5.3); `None` keeps [`crate::tools::tul::create_file::DEFAULT_MAX_BYTES`].
-    pub create_file_max_bytes: Option<u64>,
-}
-
-/// One tool call.
-#[derive(Clone, Copy, Debug)]
-pub struct ToolCall<'a> {
-    /// The tool's wire name (`apply_patch`, `workspace_write_patch`, ...).
-    pub tool_name: &'a str,
-    /// The tool's own arguments.
-    pub params: &'a Value,
-    /// The workspace every path is relative to.
-    pub workspace_root: &'a Path,
-    /// Session state.
-    pub session: &'a Session,
-}
-
-/// What a tool call produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolOutcome {
-    /// Did the tool do what was asked?
-    pub success: bool,
-    /// The tool's result document (its own spec's shape), on success and failure alike.
-    pub result: Value,
-    /// A one-line message when `success` is false.
-    pub error: Option<String>,
-}
-
-/// The tools this engine implements, by wire name: the names of
-/// [`crate::tools::REGISTRY`], in its order.
-pub const SUPPORTED_TOOLS: &[&str] = &REGISTERED_NAMES;
-
-const REGISTERED_NAMES: [&str; crate::tools::REGISTRY.len()] = {
-    let mut names = [""; crate::tools::REGISTRY.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = crate::tools::REGISTRY[i].name;
-        i += 1;
-    }
-    names
-};
+pub use crate::call::{Limits, Session, ToolCall, ToolOutcome};
+pub use crate::tools::SUPPORTED_TOOLS;
 
 /// Run one tool call against its workspace.
 ///
 /// A tool that may write opens the workspace with the writer lock
-/// ([`crate::tools::open_for_writing`]) and first recovers an interrupted
+/// (`crate::tools::open_for_writing`) and first recovers an interrupted
 /// commit left by a dead writer; a read-only tool writes nothing (see
 /// [`crate::workspace`]).
 ///
@@ -87,14 +24,20 @@ const REGISTERED_NAMES: [&str; crate::tools::REGISTRY.len()] = {
 /// it after the tool ran (a store failure is an event and leaves the
 /// outcome as the tool made it: C-store-write-failure).
 pub fn call(call: &ToolCall<'_>) -> ToolOutcome {
-    call_through(call, &crate::tools::open_for_writing)
+    call_recorded(call, &crate::tools::open_for_writing)
 }
 
 /// [`call`], its writing tools opening the workspace with `open_writer`
 /// instead of [`crate::tools::open_for_writing`]: everything else — the
 /// events, the store's two-step record — as in production (the
 /// fault-injection seam for tests of the store beside a dying commit).
+#[cfg(feature = "testing")]
 pub fn call_through(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) -> ToolOutcome {
+    call_recorded(call, open_writer)
+}
+
+/// [`call`] with the writing tools' opener given.
+fn call_recorded(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) -> ToolOutcome {
     let made_up;
     let call_id = match &call.session.call_id {
         Some(id) => id.as_str(),
@@ -103,7 +46,10 @@ pub fn call_through(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>)
             made_up.as_str()
         }
     };
-    crate::events::received(call.tool_name, call_id, call.params);
+    let hooks = crate::tools::find(call.tool_name).map_or(&crate::tools::NO_EVENTS, |t| &t.events);
+    crate::events::received(call.tool_name, call_id, || {
+        (hooks.received)(call.tool_name, call_id, call.params)
+    });
     let started = Instant::now();
     let store = call
         .session
@@ -137,9 +83,19 @@ pub fn call_through(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>)
     let duration = started.elapsed();
     if let (Some(store), Some(recorder)) = (store, &recorder) {
         let began = recorder.began();
-        record(store.as_ref(), call, call_id, &outcome, duration, &began);
+        record(
+            store.as_ref(),
+            call,
+            call_id,
+            &outcome,
+            duration,
+            &began,
+            hooks,
+        );
     }
-    crate::events::finished(call.tool_name, call_id, call.params, &outcome, duration);
+    crate::events::finished(call.tool_name, call_id, &outcome, duration, |code, ms| {
+        (hooks.finished)(call.tool_name, call_id, call.params, &outcome, code, ms)
+    });
     outcome
 }
 
@@ -188,7 +144,7 @@ impl StoreRecorder {
         }
         // Records kept for a call whose store entry was already settled
         // (its process died between recording and removing them).
-        let Ok(entries) = fs.list_dir(crate::journal::TXN_DIR) else {
+        let Ok(entries) = fs.list_dir(crate::layout::TXN_DIR) else {
             return;
         };
         for (name, _) in entries.iter().take(crate::journal::MAX_TRANSACTIONS) {
@@ -232,6 +188,7 @@ fn record(
     outcome: &ToolOutcome,
     duration: std::time::Duration,
     began: &[String],
+    hooks: &crate::tools::ToolEvents,
 ) {
     let started = Instant::now();
     // What the store keeps: the document without the lines it quotes from
@@ -271,7 +228,9 @@ fn record(
     };
     match store.record(&recorded) {
         Ok(()) => {
-            crate::events::stored(call.tool_name, call_id, &outcome.result, started.elapsed());
+            crate::events::stored(call.tool_name, call_id, started.elapsed(), |ms| {
+                (hooks.stored)(call.tool_name, call_id, &outcome.result, ms)
+            });
             // The kept `committed` records were the store's evidence; it
             // has the outcome now.
             if let Some(fs) = &workspace {
@@ -293,7 +252,7 @@ fn run_with(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) -> Tool
     // here: the tool's own open recovers again and reports it in the
     // tool's vocabulary.
     if !crate::tools::writes(call.tool_name) {
-        return call_with(call, &crate::tools::open_real);
+        return run_tool(call, &crate::tools::open_real);
     }
     if let Ok(fs) = crate::fs::RealFs::open(call.workspace_root) {
         if crate::journal::pending(&fs).unwrap_or(false) {
@@ -301,12 +260,18 @@ fn run_with(call: &ToolCall<'_>, open_writer: &crate::tools::OpenFs<'_>) -> Tool
             let _ = crate::workspace::open_for_writing(call.workspace_root);
         }
     }
-    call_with(call, open_writer)
+    run_tool(call, open_writer)
 }
 
 /// [`call`], opening the workspace with `open` instead of the real
 /// filesystem (the fault-injection seam: tests pass a [`crate::fs::FaultFs`]).
+#[cfg(feature = "testing")]
 pub fn call_with(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
+    run_tool(call, open)
+}
+
+/// The tool of `call`, run with `open`; no events, nothing recorded.
+fn run_tool(call: &ToolCall<'_>, open: &crate::tools::OpenFs<'_>) -> ToolOutcome {
     match crate::tools::find(call.tool_name) {
         Some(tool) => (tool.run)(call, open),
         None => unknown_tool(call.tool_name),

@@ -8,12 +8,15 @@
 //!
 //! Every call emits `Tool.Call.Received` first and then exactly one of
 //! `Tool.Call.Executed` (success) and `Tool.Call.Error` (failure).
+//!
+//! A tool's own events (its `ToolEvents` hooks in `crate::tools::REGISTRY`)
+//! come in as closures, so this module never names a tool.
 
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::dispatch::ToolOutcome;
+use crate::call::ToolOutcome;
 
 /// The `tracing` target of every event.
 pub const TARGET: &str = "patchspec::events";
@@ -23,45 +26,14 @@ fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn array_len(v: Option<&Value>) -> usize {
+pub(crate) fn array_len(v: Option<&Value>) -> usize {
     v.and_then(Value::as_array).map_or(0, Vec::len)
 }
 
-/// The call arrived (and, per tool, its §9 / §6.1 start event).
-pub fn received(tool: &str, call_id: &str, params: &Value) {
+/// The call arrived; then `tool_events`, the tool's own §9 / §6.1 start event.
+pub(crate) fn received(tool: &str, call_id: &str, tool_events: impl FnOnce()) {
     tracing::info!(target: TARGET, event = "Tool.Call.Received", tool, call_id);
-    match tool {
-        "workspace_write_patch" => {
-            let files = params.get("files").and_then(Value::as_array);
-            let changes: usize = files.map_or(0, |files| {
-                files.iter().map(|f| array_len(f.get("changes"))).sum()
-            });
-            tracing::info!(
-                target: TARGET,
-                event = "Tool.WritePatch.BatchReceived",
-                tool,
-                call_id,
-                files = files.map_or(0, Vec::len),
-                changes,
-            );
-        }
-        "workspace_create_file" => {
-            let path = params.get("path").and_then(Value::as_str).unwrap_or("");
-            let overwrite = params
-                .get("overwrite")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            tracing::info!(
-                target: TARGET,
-                event = "Tool.CreateFile.Forwarded",
-                tool,
-                call_id,
-                path,
-                overwrite,
-            );
-        }
-        _ => {}
-    }
+    tool_events();
 }
 
 /// The first error's code of a result document, whichever tool's shape it has.
@@ -86,61 +58,20 @@ fn error_code(result: &Value) -> Option<&str> {
         })
 }
 
-/// The call finished: its per-tool events, then `Tool.Call.Executed` or
-/// `Tool.Call.Error`.
-pub fn finished(
+/// The call finished: its per-tool events (`tool_events`, given the
+/// outcome's error code, or `""`, and the duration in milliseconds), then
+/// `Tool.Call.Executed` or `Tool.Call.Error`.
+pub(crate) fn finished(
     tool: &str,
     call_id: &str,
-    params: &Value,
     outcome: &ToolOutcome,
     duration: Duration,
+    tool_events: impl FnOnce(&str, f64),
 ) {
     let result = &outcome.result;
     let code = error_code(result).unwrap_or("");
     let duration_ms = millis(duration);
-    if tool == "workspace_create_file" {
-        let size_bytes = result.get("sizeBytes").and_then(Value::as_u64).unwrap_or(0);
-        let hash = result.get("hash").and_then(Value::as_str).unwrap_or("");
-        let path = result.get("path").and_then(Value::as_str).unwrap_or("");
-        let overwrite = params
-            .get("overwrite")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let success = outcome.success;
-        tracing::info!(
-            target: TARGET,
-            event = "Tool.CreateFile.Executed",
-            tool, call_id, path, overwrite, success, error_code = code, size_bytes, hash, duration_ms,
-        );
-        tracing::info!(
-            target: TARGET,
-            event = "Tool.CreateFile.ResultReceived",
-            tool, call_id, success, error_code = code, size_bytes, hash,
-        );
-    }
-    if tool == "workspace_write_patch" && !outcome.success {
-        let errors = result.get("errors").and_then(Value::as_array);
-        let validation_failures = if result.get("result").is_some_and(Value::is_null) {
-            array_len(result.get("errors"))
-        } else {
-            0
-        };
-        let doc_path = errors
-            .and_then(|e| e.iter().find_map(|e| e.get("docPath")))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        tracing::warn!(
-            target: TARGET,
-            event = "Tool.WritePatch.Error",
-            tool,
-            call_id,
-            batch_id = batch_id(result).unwrap_or(""),
-            reason = outcome.error.as_deref().unwrap_or(""),
-            error_code = code,
-            doc_path,
-            validation_failures,
-        );
-    }
+    tool_events(code, duration_ms);
     if outcome.success {
         tracing::info!(
             target: TARGET,
@@ -165,53 +96,38 @@ pub fn finished(
 }
 
 /// A `workspace_write_patch` result's `batchId`, when it has one.
-pub fn batch_id(result: &Value) -> Option<&str> {
+pub(crate) fn batch_id(result: &Value) -> Option<&str> {
     result
         .get("result")
         .and_then(|r| r.get("batchId"))
         .and_then(Value::as_str)
 }
 
-/// The store recorded the call (for a batch: TUL-002 §9's "batch stored").
-pub fn stored(tool: &str, call_id: &str, result: &Value, duration: Duration) {
+/// The store recorded the call: first `tool_events`, the tool's own
+/// (for a batch: TUL-002 §9's "batch stored"), given the duration in
+/// milliseconds, then `Store.Recorded`.
+pub(crate) fn stored(tool: &str, call_id: &str, duration: Duration, tool_events: impl FnOnce(f64)) {
     let duration_ms = millis(duration);
-    if let Some(batch_id) = batch_id(result).filter(|_| tool == "workspace_write_patch") {
-        let files = result
-            .get("result")
-            .and_then(|r| r.get("files"))
-            .and_then(Value::as_array);
-        let changes: usize =
-            files.map_or(0, |f| f.iter().map(|f| array_len(f.get("changes"))).sum());
-        tracing::info!(
-            target: TARGET,
-            event = "Tool.WritePatch.BatchStored",
-            tool,
-            call_id,
-            batch_id,
-            files = files.map_or(0, Vec::len),
-            changes,
-            duration_ms,
-        );
-    }
+    tool_events(duration_ms);
     tracing::info!(target: TARGET, event = "Store.Recorded", tool, call_id, duration_ms);
 }
 
 /// The store could not record the call; the tool's effect stands
 /// (docs/clarifications.md C-store-write-failure).
-pub fn store_failed(tool: &str, call_id: &str, reason: &str) {
+pub(crate) fn store_failed(tool: &str, call_id: &str, reason: &str) {
     tracing::error!(target: TARGET, event = "Store.WriteFailed", tool, call_id, reason);
 }
 
 /// Something in the workspace's journal folder that the engine did not act
 /// on: not proven to be its own (docs/security.md). Never executed, never
 /// removed; `patchspec recover --discard` removes it.
-pub fn foreign_journal(path: &str, reason: &str) {
+pub(crate) fn foreign_journal(path: &str, reason: &str) {
     tracing::warn!(target: TARGET, event = "Journal.Foreign", path, reason);
 }
 
 /// A reader found a journal folder: it does not recover (a read writes
 /// nothing), so it may see a commit a dead writer left half done until the
 /// next writer or `patchspec recover` rolls it back.
-pub fn journal_pending(root: &str) {
+pub(crate) fn journal_pending(root: &str) {
     tracing::warn!(target: TARGET, event = "Journal.Pending", root);
 }

@@ -17,7 +17,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// [`sha256_hex`] of the concatenation of `parts`, hashed part by part
-/// (spliced content, [`crate::content`], is never assembled to be hashed).
+/// (the engine hashes spliced content this way, never assembling it).
 pub fn sha256_hex_of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
@@ -35,7 +35,10 @@ pub fn sha256_hex_of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Str
 /// the read itself). The digest is always that of the bytes
 /// returned: a file that grows or shrinks meanwhile is read to its end, as
 /// [`Read::read_to_end`] would, and hashed as read.
-pub fn read_to_end_hashed(reader: &mut impl Read, size: usize) -> io::Result<(Vec<u8>, String)> {
+pub(crate) fn read_to_end_hashed(
+    reader: &mut impl Read,
+    size: usize,
+) -> io::Result<(Vec<u8>, String)> {
     if size < 2 * HASHED_STRETCH || parallel::cores() < 2 {
         let mut bytes = Vec::with_capacity(size);
         reader.read_to_end(&mut bytes)?;
@@ -126,7 +129,7 @@ pub fn matches_sha256(expected: &str, bytes: &[u8]) -> bool {
 
 /// True when two hex digests name the same bytes: the one comparison every
 /// tool makes (case-insensitive, see [`is_sha256_hex`]).
-pub fn same_digest(a: &str, b: &str) -> bool {
+pub(crate) fn same_digest(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 

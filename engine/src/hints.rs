@@ -9,7 +9,7 @@
 //!
 //! **Bounded cost.** [`similar_paths`] walks the workspace breadth-first
 //! through the [`Fs`] seam, in sorted order, skipping hidden folders and
-//! the build/dependency folders of [`crate::tools::SKIPPED_DIRS`]; it
+//! the build/dependency folders of [`crate::layout::SKIPPED_DIRS`]; it
 //! lists at most [`MAX_WALK_DIRS`] directories and stops listing once it
 //! has seen [`MAX_WALK_ENTRIES`] entries (a directory is read whole by
 //! [`Fs::list_dir`], so one huge directory costs what listing it costs).
@@ -19,7 +19,8 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use crate::fs::{file_name_of, EntryKind, Fs};
+use crate::fs::{EntryKind, Fs};
+use crate::layout::file_name_of;
 
 /// At most this many directory entries are looked at for similar paths.
 pub const MAX_WALK_ENTRIES: usize = 20_000;
@@ -147,11 +148,7 @@ pub fn similar_paths(fs: &dyn Fs, wanted: &str, looking: Looking) -> Similar {
         };
         entries += list.len();
         for (name, kind) in list {
-            let path = if dir.is_empty() {
-                name.clone()
-            } else {
-                format!("{dir}/{name}")
-            };
+            let path = crate::layout::join(&dir, &name);
             match kind {
                 EntryKind::Dir => {
                     if looking == Looking::Dir {
@@ -181,7 +178,7 @@ pub fn similar_paths(fs: &dyn Fs, wanted: &str, looking: Looking) -> Similar {
 /// engine's private folder) and the build and dependency folders the IDE
 /// tools skip too.
 fn skipped_dir(name: &str) -> bool {
-    name.starts_with('.') || crate::tools::SKIPPED_DIRS.contains(&name)
+    name.starts_with('.') || crate::layout::SKIPPED_DIRS.contains(&name)
 }
 
 /// The hint of a file to update or delete that does not exist.

@@ -62,11 +62,9 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::commit::{is_temp_name, PRIVATE_DIR, TRASH_DIR};
-use crate::fs::{file_name_of, parent_of, EntryKind, Fs};
+use crate::layout::{file_name_of, is_temp_name, parent_of, PRIVATE_DIR, TRASH_DIR, TXN_DIR};
+use crate::fs::{EntryKind, Fs};
 
-/// Where the transaction folders live.
-pub const TXN_DIR: &str = ".patchspec/txn";
 /// The version of the intent record's format (2: sealed).
 const INTENT_VERSION: u32 = 2;
 /// The most transaction folders one recovery examines; the rest are
@@ -142,7 +140,7 @@ pub struct Intent {
     /// The changes, in plan (rename) order.
     pub steps: Vec<Step>,
     /// True when a patch store recorded this commit as pending
-    /// ([`crate::commit::CommitRecorder`]): its `committed` record is then
+    /// ([`crate::fs::CommitRecorder`]): its `committed` record is then
     /// kept after the commit until the store has the call's outcome.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recorded: bool,
@@ -367,7 +365,7 @@ fn is_plain_path(path: &str) -> bool {
         && path.split('/').next() != Some(PRIVATE_DIR)
 }
 
-/// `temp` is what [`crate::commit::temp_name`] makes for `path`.
+/// `temp` is what `crate::commit::temp_name` makes for `path`.
 fn is_sibling_temp(path: &str, temp: &str) -> bool {
     let name = file_name_of(path);
     let temp_file = file_name_of(temp);
@@ -690,6 +688,7 @@ pub fn commit_point(fs: &dyn Fs, intent: &Intent) -> io::Result<()> {
     fs.sync_dir(&dir)
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// True when the operation at `index` of a commit's operation log (as
 /// [`crate::fs::FaultFs::log`] records it) comes after a commit point: the
 /// last intent record touched before it was renamed to `committed`, not

@@ -2,54 +2,118 @@
 //! coding agents call — the `apply_patch` envelope, `workspace_write_patch`
 //! line-patch batches, `workspace_create_file` and `workspace.read_file`,
 //! and the IDE-plugin tools `read_file`, `grep_file`, `apply_change` and
-//! `call_chain` (one list of them all: [`tools::REGISTRY`]).
+//! `call_chain` (one list of them all: [`REGISTRY`]).
 //!
-//! A library first: the `patchspec` binary (in `patchspec-conformance`) only
-//! parses arguments and calls [`dispatch`]. The layers, bottom up:
+//! # The front door
 //!
-//! - [`hash`], [`fs`], [`path_guard`], [`commit`]: one hash helper, one
-//!   filesystem seam, one path guard and one atomic writer, shared by every tool,
-//!   which writes [`content`] (whole, or spliced from the pre-image);
-//!   [`journal`] (the commit's intent record and crash recovery), [`trash`]
-//!   (its bound) and [`workspace`] (the writer lock and recovery on entry);
-//! - [`text`]: line views over file bytes (endings, BOM, final newline),
-//!   split on every core when large (`parallel`, private);
-//! - [`envelope`] (grammar), [`matching`] (zero-fuzz hunk location),
-//!   [`diagnose`] (why an edit did not apply) and [`hints`] (what to send
-//!   instead), both on the failure path only, and the tools in [`tools`]
-//!   (`tools::tul`, and `tools::ide` behind the default-on `ide` feature);
-//! - [`dispatch`]: tool name + JSON params → the tool's JSON result document,
-//!   the only wire boundary.
+//! Open a [`Workspace`] — read-only with [`Workspace::open`] (no lock,
+//! nothing written), or with [`Workspace::open_for_writing`] (the writer
+//! lock, and the recovery of a commit a dead writer left) — then call a
+//! tool: [`Workspace::apply_patch`], [`Workspace::write_patch`] (with a
+//! batch from [`ValidatedBatch::validate`]), [`Workspace::create_file`],
+//! [`Workspace::read_file`]. Each returns `Result<success, error>`; a
+//! refusal is a [`ToolError`] with the spec's kind, a [`Reason`], and a
+//! message naming the file, hunk or change and why. Every write is atomic
+//! and journaled; a refused call leaves the workspace byte for byte as it
+//! was.
 //!
-//! Serialization lives in `tools`, `dispatch` and the diagnosis's wire form
-//! (`diagnose::json`) only; the layers below speak Rust types. Nothing here
-//! spawns a process. Outside tests, `unwrap`, `expect` and `panic!` are
-//! denied (the engine never panics on input; `FaultFs`'s injected panic is
-//! the one allowed exception).
+//! ```
+//! use patchspec_engine::{ApplyOptions, Workspace};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # std::fs::write(dir.path().join("hello.txt"), "hello\n")?;
+//! let workspace = Workspace::open_for_writing(dir.path())?;
+//! let patch = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello\n+hello, world\n*** End Patch\n";
+//! let changed = workspace.apply_patch(patch, &ApplyOptions::default())?;
+//! assert_eq!(changed[0].path, "hello.txt");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The wire
+//!
+//! A host that speaks the tools' JSON calls [`dispatch::call`]: a tool
+//! name and its params in, the spec's result document out — the runner's
+//! built-in executor and `patchspec exec` do exactly that. Around the tool
+//! it emits the call's events ([`events::TARGET`]) and records the writing
+//! tools' calls in the session's [`store::PatchStore`].
+//! [`catalog::catalog`] gives each tool's description for a model and its
+//! params and result JSON Schemas.
+//!
+//! # Inside
+//!
+//! The layers, bottom up (private; the `testing` feature makes them public
+//! for this repository's own tests, benches and fuzz oracles): one hash
+//! helper, one filesystem seam (`fs`), one path guard, one atomic writer
+//! (`commit`) with its journal, trash and writer lock (`workspace`); line
+//! views (`text`); the envelope grammar, zero-fuzz hunk matching, the
+//! failure-path diagnosis, hints and repairs; the tools. Serialization
+//! lives in the tools, `dispatch` and the diagnosis's wire form only.
+//! Nothing here spawns a process. Outside tests, `unwrap`, `expect` and
+//! `panic!` are denied (the engine never panics on input; `FaultFs`'s
+//! injected panic is the one allowed exception).
 #![deny(missing_docs)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+// The modules a user of the crate reaches by path: small on purpose.
 pub mod catalog;
-pub mod commit;
-pub mod content;
-pub mod diagnose;
 pub mod dispatch;
-pub mod envelope;
 pub mod events;
-pub mod fs;
 pub mod hash;
-pub mod hints;
-pub mod journal;
-pub mod matching;
-mod parallel;
-pub mod path_guard;
-pub mod repair;
-pub mod seal;
 pub mod store;
-pub mod text;
-pub mod tools;
 pub mod trash;
 pub mod workspace;
+
+mod api;
+mod call;
+mod error;
+mod outcome;
+mod parallel;
+mod schema;
+
+/// The engine's internals, public only with the `testing` feature: the
+/// seams this workspace's own tests, benches and fuzz oracles drive
+/// (`FaultFs`, the journal's steps, the matcher, the parser ...). Not an
+/// API: nothing outside this repository should enable it.
+macro_rules! internal_modules {
+    ($($name:ident)*) => {$(
+        #[cfg(feature = "testing")]
+        pub mod $name;
+        #[cfg(not(feature = "testing"))]
+        mod $name;
+    )*};
+}
+
+internal_modules! {
+    commit content diagnose envelope fs hints journal layout
+    path_guard seal text tools
+}
+
+// The matcher is the fuzz oracles' and benches' seam too; some of it is
+// theirs only (`apply_hunks`).
+#[cfg(feature = "testing")]
+pub mod matching;
+#[cfg(not(feature = "testing"))]
+#[allow(dead_code)]
+mod matching;
+
+pub use api::{Access, ReadOnly, Workspace, Writable};
+pub use error::{ErrorKind, Reason, ToolError};
+pub use tools::tul::apply_patch::{ApplyOptions, ChangedFile, Operation};
+pub use tools::tul::create_file::{CreateFileErrorCode, CreateFileResult};
+pub use tools::tul::read_file::{FileContent, ReadFileErrorCode};
+pub use tools::tul::write_patch::{
+    ApplyError, BatchReport, CommitFailure, FileFailure, FileOutcome, FilePatch, FileStatus,
+    LineChange, LineOp, ValidatedBatch, ValidationCode, ValidationError,
+};
+pub use tools::{ToolEntry, REGISTRY};
+
+// What the `patchspec` command line's `apply` uses beside the front door.
+pub use tools::tul::apply_patch;
+pub use {
+    diagnose::visible_line, diagnose::VisibleStyle, tools::tul::apply_patch::repair::repair_of,
+};

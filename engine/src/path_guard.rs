@@ -17,6 +17,7 @@
 use std::path::Component;
 
 use crate::fs::{EntryKind, Fs};
+use crate::layout::join;
 
 /// How deep a chain of symlinks may go before the path is refused (as Linux's `ELOOP`).
 const MAX_LINKS: usize = 40;
@@ -28,7 +29,7 @@ pub struct GuardOptions {
     /// When false, a `\` in a path is refused as [`PathError::Backslash`].
     pub backslash_is_separator: bool,
     /// The tool will write (or delete, or move) the file: a path inside the
-    /// engine's private folder ([`crate::commit::PRIVATE_DIR`]) is refused
+    /// engine's private folder ([`crate::layout::PRIVATE_DIR`]) is refused
     /// as [`PathError::Private`].
     pub writes: bool,
 }
@@ -170,7 +171,7 @@ pub fn resolve(fs: &dyn Fs, raw: &str, opts: GuardOptions) -> Result<GuardedPath
     let parent = resolve_components(fs, raw, &lexical[..lexical.len() - 1])?;
     let entry = join(&parent, &final_name);
     let target = resolve_components(fs, raw, &lexical)?;
-    let private = |p: &str| p.split('/').next() == Some(crate::commit::PRIVATE_DIR);
+    let private = |p: &str| p.split('/').next() == Some(crate::layout::PRIVATE_DIR);
     if opts.writes && (private(&normalized) || private(&entry) || private(&target)) {
         return Err(PathError::Private(raw.to_string()));
     }
@@ -181,13 +182,6 @@ pub fn resolve(fs: &dyn Fs, raw: &str, opts: GuardOptions) -> Result<GuardedPath
     })
 }
 
-fn join(parent: &str, name: &str) -> String {
-    if parent.is_empty() {
-        name.to_string()
-    } else {
-        format!("{parent}/{name}")
-    }
-}
 
 /// Walk `components` from the root, following in-workspace symlinks.
 fn resolve_components(fs: &dyn Fs, raw: &str, components: &[String]) -> Result<String, PathError> {

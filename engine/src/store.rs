@@ -4,9 +4,9 @@
 //!
 //! The engine owns the *shape* of what is stored ([`StoredBatch`],
 //! [`StoredFilePatch`], [`StoredChange`], also the result types of
-//! `get_patch_change`) and the derived unified diff ([`unified_diff`]); the
+//! `get_patch_change`) and the derived unified diff (`unified_diff`); the
 //! crate `patchspec-store` implements the trait on SQLite. A
-//! [`crate::dispatch::Session`] without a store records nothing.
+//! [`crate::call::Session`] without a store records nothing.
 //!
 //! The diff is derived from the stored changes alone: the store keeps no
 //! file content, so a hunk has no context lines (`diff -U0` form), and its
@@ -20,14 +20,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::dispatch::ToolOutcome;
+use crate::outcome::ToolOutcome;
 
 /// A copy of a result document without the members that quote the
 /// workspace's files: every `actual` (the file's side of a mismatch) and
 /// every `text` (a matched or nearby line of the file). The store keeps
 /// only what the calls carried (docs/security.md); the caller still gets
 /// the whole document.
-pub fn without_file_content(result: &Value) -> Value {
+pub(crate) fn without_file_content(result: &Value) -> Value {
     match result {
         Value::Object(members) => Value::Object(
             members
@@ -253,7 +253,7 @@ impl StoredChange {
 /// by `only` (indexes into `file.changes`; the hunks keep the new-side line
 /// numbers the whole patch gives them). Empty when the file patch has no
 /// change. Linear in the changes' lines.
-pub fn unified_diff(file: &StoredFilePatch, only: Option<usize>) -> String {
+pub(crate) fn unified_diff(file: &StoredFilePatch, only: Option<usize>) -> String {
     let mut out = format!("--- a/{}\n+++ b/{}\n", file.doc_path, file.doc_path);
     // How far the new side's line numbers have moved from the old side's.
     let mut shift: i128 = 0;

@@ -4,16 +4,16 @@
 //! Every transaction that deletes files gets one folder, named
 //! `<unix millis>-<random>-<bytes>-<tag>` by the committer, so the folders
 //! sort oldest first and each one's size is known without reading it. After
-//! each commit that trashed something, [`prune`] removes whole folders,
+//! each commit that trashed something, `prune` removes whole folders,
 //! oldest first, while the trash holds more than [`Bounds::max_bytes`] or a
 //! folder is older than [`Bounds::max_age_ms`]; the folder of the commit that
 //! just ran is always kept (docs/clarifications.md, C-commit-trash).
 //!
 //! The trash is in the workspace, so a clone can plant folders there too
 //! (docs/security.md): one dated in the future with a huge size would make
-//! every real folder look old and too big. So [`prune`] counts and removes
+//! every real folder look old and too big. So `prune` counts and removes
 //! only the folders it can prove are the engine's: the `<tag>` is the
-//! name's tag under this user's key ([`crate::seal::Seal::name_tag`]).
+//! name's tag under this user's key (`crate::seal::Seal::name_tag`).
 //! Without a key, untagged names are taken (older engines made them), but
 //! never one dated more than a day ahead. Every other folder is left alone
 //! and counts for nothing; [`list`] shows them all.
@@ -23,8 +23,8 @@
 
 use std::io;
 
-use crate::commit::TRASH_DIR;
 use crate::fs::{EntryKind, Fs};
+use crate::layout::TRASH_DIR;
 
 /// How much the trash keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +170,12 @@ fn remove_tree(fs: &dyn Fs, dir: &str) -> io::Result<()> {
 /// `keep` (the folder of the commit that just ran); returns the folders
 /// removed. Folders it cannot prove its own (the module doc) are neither
 /// counted nor removed.
-pub fn prune(fs: &dyn Fs, keep: &str, bounds: Bounds, now_ms: u128) -> io::Result<Vec<String>> {
+pub(crate) fn prune(
+    fs: &dyn Fs,
+    keep: &str,
+    bounds: Bounds,
+    now_ms: u128,
+) -> io::Result<Vec<String>> {
     let folders: Vec<(String, Name)> = folders(fs)?
         .into_iter()
         .filter(|(_, name)| is_own(fs, name, now_ms))

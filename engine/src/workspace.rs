@@ -7,14 +7,14 @@
 //!   an `flock` on its own handle of the workspace root directory (no file
 //!   is created for it; where the filesystem cannot lock a directory, as NFS,
 //!   an `flock` on `.patchspec/lock`), after a shared `flock` on every folder
-//!   above the root ([`RealFs::lock_ancestors`]), waiting for each. Writers
+//!   above the root (`RealFs::lock_ancestors`), waiting for each. Writers
 //!   whose roots overlap, one inside the other, therefore exclude each other;
 //!   writers of disjoint roots do not. It then rolls back any interrupted
-//!   commit it can prove its own ([`crate::journal::recover`]), reports
+//!   commit it can prove its own (`crate::journal::recover`), reports
 //!   anything foreign there and leaves it alone, and refuses to go on when an
 //!   enclosing workspace holds a proven interrupted commit that names files
 //!   of this one (its rollback would undo this writer's work later). The
-//!   lock lives in the returned [`RealFs`] and is held until it is dropped:
+//!   lock lives in the returned `RealFs` and is held until it is dropped:
 //!   from the tool's stale checks and planning through the commit and the
 //!   journal's clean-up. The kernel releases an `flock` when its holder
 //!   dies, so a killed writer never blocks the next.
@@ -35,13 +35,9 @@
 use std::io;
 use std::path::Path;
 
-use crate::commit::{is_temp_name, PRIVATE_DIR};
 use crate::fs::{EntryKind, Fs, RealFs};
 use crate::journal::{self, Foreign, Proven, Recovery};
-
-/// The writer lock's file, where the filesystem cannot lock the root
-/// directory itself (NFS).
-pub const LOCK_FILE: &str = ".patchspec/lock";
+use crate::layout::{is_temp_name, join, LOCK_FILE, PRIVATE_DIR};
 
 fn recovery_failed(e: io::Error) -> io::Error {
     io::Error::new(
@@ -105,7 +101,7 @@ fn refuse_enclosing_journals(fs: &RealFs) -> io::Result<()> {
         return Ok(());
     };
     for folder in real.ancestors().skip(1) {
-        let txn = folder.join(journal::TXN_DIR);
+        let txn = folder.join(crate::layout::TXN_DIR);
         match std::fs::symlink_metadata(&txn) {
             Ok(meta) if meta.is_dir() => {}
             _ => continue,
@@ -117,7 +113,7 @@ fn refuse_enclosing_journals(fs: &RealFs) -> io::Result<()> {
         let Ok(outer) = RealFs::open(folder) else {
             continue;
         };
-        let Ok(entries) = outer.list_dir(journal::TXN_DIR) else {
+        let Ok(entries) = outer.list_dir(crate::layout::TXN_DIR) else {
             continue;
         };
         for (name, _) in entries.iter().take(journal::MAX_TRANSACTIONS) {
@@ -131,7 +127,7 @@ fn refuse_enclosing_journals(fs: &RealFs) -> io::Result<()> {
                         "the enclosing workspace {} holds an interrupted commit ({}/{name}) that changes {}; \
                          recover it first: patchspec recover --root {}",
                         folder.display(),
-                        journal::TXN_DIR,
+                        crate::layout::TXN_DIR,
                         step.path(),
                         folder.display()
                     )));
@@ -168,10 +164,10 @@ pub struct Recovered {
 
 /// `patchspec recover`: take the lock, roll back interrupted commits this
 /// engine can prove its own, and remove every engine temp file
-/// ([`is_temp_name`]) left anywhere in the workspace outside `.patchspec/`
+/// (`is_temp_name`) left anywhere in the workspace outside `.patchspec/`
 /// (a walk of the whole tree, symlinks not followed: the one entry point
 /// whose cost is the size of the workspace). With `discard`, also remove
-/// what recovery found foreign ([`journal::discard_foreign`]), after it is
+/// what recovery found foreign (`journal::discard_foreign`), after it is
 /// listed; without, foreign entries are only listed.
 pub fn recover(root: &Path, discard: bool) -> io::Result<Recovered> {
     let fs = open_for_writing_quietly(root)?;
@@ -185,7 +181,7 @@ pub fn recover(root: &Path, discard: bool) -> io::Result<Recovered> {
             discarded.push((foreign.clone(), removed));
         }
         if !discarded.is_empty() {
-            let _ = fs.remove_dir(journal::TXN_DIR);
+            let _ = fs.remove_dir(crate::layout::TXN_DIR);
         }
     }
     let mut orphans = 0;
@@ -214,11 +210,7 @@ fn open_for_writing_quietly(root: &Path) -> io::Result<RealFs> {
 
 fn sweep(fs: &dyn Fs, dir: &str, removed: &mut usize) -> io::Result<()> {
     for (name, kind) in fs.list_dir(dir)? {
-        let path = if dir.is_empty() {
-            name.clone()
-        } else {
-            format!("{dir}/{name}")
-        };
+        let path = join(dir, &name);
         match kind {
             EntryKind::Dir if path != PRIVATE_DIR => sweep(fs, &path, removed)?,
             EntryKind::File if is_temp_name(&name) => {

@@ -11,41 +11,12 @@ use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions, ErrorKind};
 
 /// Every file and directory under `root`, byte-exact (symlinks as `name@`).
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap())
-            .collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let p = e.path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            let ft = e.file_type().unwrap();
-            if ft.is_symlink() {
-                let t = std::fs::read_link(&p).unwrap();
-                out.insert(
-                    format!("{rel}@"),
-                    t.to_string_lossy().into_owned().into_bytes(),
-                );
-            } else if ft.is_dir() {
-                out.insert(format!("{rel}/"), Vec::new());
-                walk(root, &p, out);
-            } else {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+    patchspec_snapshot::flat(root, None)
 }
 
 /// The visible tree: the engine's private `.patchspec/` folder left out.
 fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    snapshot(root)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".patchspec"))
-        .collect()
+    patchspec_snapshot::flat(root, Some(patchspec_engine::layout::PRIVATE_DIR))
 }
 
 fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {

@@ -11,36 +11,18 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use patchspec_engine::commit::is_temp_name;
 use patchspec_engine::dispatch::{call, Session, ToolCall, ToolOutcome};
 use patchspec_engine::fs::{FaultFs, Fs, RealFs};
 use patchspec_engine::journal;
+use patchspec_engine::layout::is_temp_name;
 use serde_json::{json, Value};
 
 mod common;
 use common::{call_on, every_entry};
 
-/// Every visible file (the engine's `.patchspec/` left out), with its bytes.
+/// Every visible entry (the engine's `.patchspec/` left out), with its bytes.
 fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let p = e.path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if rel == ".patchspec" {
-                continue;
-            }
-            if e.file_type().unwrap().is_dir() {
-                out.insert(format!("{rel}/"), Vec::new());
-                walk(root, &p, out);
-            } else {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+    patchspec_snapshot::flat(root, Some(patchspec_engine::layout::PRIVATE_DIR))
 }
 
 fn workspace() -> tempfile::TempDir {

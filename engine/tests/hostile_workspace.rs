@@ -48,7 +48,7 @@ fn clone() -> tempfile::TempDir {
 
 /// Plant `.patchspec/txn/<name>/` with `files` (name, bytes).
 fn plant(root: &Path, name: &str, files: &[(&str, &[u8])]) {
-    let dir = root.join(journal::TXN_DIR).join(name);
+    let dir = root.join(patchspec_engine::layout::TXN_DIR).join(name);
     std::fs::create_dir_all(&dir).unwrap();
     for (file, bytes) in files {
         std::fs::write(dir.join(file), bytes).unwrap();
@@ -143,7 +143,7 @@ fn a_planted_journal_is_never_executed_by_any_entry() {
         assert_eq!(done.journal.foreign.len(), 1, "{what}: {done:?}");
         assert_eq!(done.journal.rolled_back, 0, "{what}");
         assert!(root
-            .join(journal::TXN_DIR)
+            .join(patchspec_engine::layout::TXN_DIR)
             .join(NAME)
             .join("intent")
             .exists());
@@ -172,7 +172,7 @@ fn a_genuine_journal_replayed_elsewhere_is_not_proven() {
         mode: None,
     }];
     assert!(commit(&dying, &changes).is_err());
-    let txn = origin.path().join(journal::TXN_DIR);
+    let txn = origin.path().join(patchspec_engine::layout::TXN_DIR);
     let name = std::fs::read_dir(&txn)
         .unwrap()
         .next()
@@ -186,7 +186,10 @@ fn a_genuine_journal_replayed_elsewhere_is_not_proven() {
     ));
     // The same bytes in another workspace.
     let other = clone();
-    let copy = other.path().join(journal::TXN_DIR).join(&name);
+    let copy = other
+        .path()
+        .join(patchspec_engine::layout::TXN_DIR)
+        .join(&name);
     std::fs::create_dir_all(&copy).unwrap();
     for entry in std::fs::read_dir(txn.join(&name)).unwrap() {
         let entry = entry.unwrap();
@@ -222,7 +225,7 @@ fn a_sealed_intent_with_names_the_committer_would_not_make_is_not_proven() {
         Step::Update {
             path: "a.txt".into(),
             temp: "notes.md".into(),
-            pre: format!("{}/{NAME}/pre-0", journal::TXN_DIR),
+            pre: format!("{}/{NAME}/pre-0", patchspec_engine::layout::TXN_DIR),
         },
         Step::Update {
             path: "a.txt".into(),
@@ -264,23 +267,38 @@ fn nothing_planted_bricks_the_workspace() {
     let shapes: Vec<(&str, Shape)> = vec![
         ("a subfolder in the txn folder", |r| {
             plant(r, NAME, &[("intent", b"{}")]);
-            std::fs::create_dir(r.join(journal::TXN_DIR).join(NAME).join("sub")).unwrap();
+            std::fs::create_dir(
+                r.join(patchspec_engine::layout::TXN_DIR)
+                    .join(NAME)
+                    .join("sub"),
+            )
+            .unwrap();
         }),
         ("intent a folder", |r| {
             plant(r, NAME, &[]);
-            std::fs::create_dir(r.join(journal::TXN_DIR).join(NAME).join("intent")).unwrap();
+            std::fs::create_dir(
+                r.join(patchspec_engine::layout::TXN_DIR)
+                    .join(NAME)
+                    .join("intent"),
+            )
+            .unwrap();
         }),
         ("intent a symlink to /dev/zero", |r| {
             plant(r, NAME, &[]);
             std::os::unix::fs::symlink(
                 "/dev/zero",
-                r.join(journal::TXN_DIR).join(NAME).join("intent"),
+                r.join(patchspec_engine::layout::TXN_DIR)
+                    .join(NAME)
+                    .join("intent"),
             )
             .unwrap();
         }),
         ("intent a FIFO", |r| {
             plant(r, NAME, &[]);
-            let fifo = r.join(journal::TXN_DIR).join(NAME).join("intent");
+            let fifo = r
+                .join(patchspec_engine::layout::TXN_DIR)
+                .join(NAME)
+                .join("intent");
             let ok = std::process::Command::new("mkfifo").arg(&fifo).status();
             if !ok.is_ok_and(|s| s.success()) {
                 std::fs::write(fifo, b"not json").unwrap();
@@ -300,11 +318,11 @@ fn nothing_planted_bricks_the_workspace() {
         }),
         ("a file where txn should be", |r| {
             std::fs::create_dir_all(r.join(".patchspec")).unwrap();
-            std::fs::write(r.join(journal::TXN_DIR), "x").unwrap();
+            std::fs::write(r.join(patchspec_engine::layout::TXN_DIR), "x").unwrap();
         }),
         ("txn a symlink leading out", |r| {
             std::fs::create_dir_all(r.join(".patchspec")).unwrap();
-            std::os::unix::fs::symlink("/tmp", r.join(journal::TXN_DIR)).unwrap();
+            std::os::unix::fs::symlink("/tmp", r.join(patchspec_engine::layout::TXN_DIR)).unwrap();
         }),
         (".patchspec a file", |r| {
             std::fs::write(r.join(".patchspec"), "x").unwrap();
@@ -317,8 +335,8 @@ fn nothing_planted_bricks_the_workspace() {
             std::os::unix::fs::symlink("inner", r.join(".patchspec")).unwrap();
         }),
         ("a file in txn", |r| {
-            std::fs::create_dir_all(r.join(journal::TXN_DIR)).unwrap();
-            std::fs::write(r.join(journal::TXN_DIR).join("stray"), "x").unwrap();
+            std::fs::create_dir_all(r.join(patchspec_engine::layout::TXN_DIR)).unwrap();
+            std::fs::write(r.join(patchspec_engine::layout::TXN_DIR).join("stray"), "x").unwrap();
         }),
         ("2,000 planted folders", |r| {
             for i in 0..2000 {

@@ -9,6 +9,7 @@
 //! exactly as it was — because all I/O goes through the handle held on the
 //! workspace root, not because anything re-checks the path.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,22 +84,9 @@ impl Fs for SwapFs {
     }
 }
 
-/// Every file below `dir`, with its bytes.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+/// Every entry below `dir`, with its bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    patchspec_snapshot::flat(dir, None)
 }
 
 /// The IDE-plugin tools, registered only with the engine's `ide` feature (on

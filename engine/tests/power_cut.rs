@@ -19,10 +19,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use patchspec_engine::commit::{is_temp_name, PRIVATE_DIR};
 use patchspec_engine::dispatch::ToolOutcome;
 use patchspec_engine::fs::Subtree;
 use patchspec_engine::journal;
+use patchspec_engine::layout::{is_temp_name, PRIVATE_DIR};
 use patchspec_engine::seal::Seal;
 use serde_json::{json, Value};
 

@@ -21,12 +21,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use patchspec_engine::fs::RealFs;
-use patchspec_engine::repair::repair_of;
+use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
-#[path = "repairs/mistakes.rs"]
-mod mistakes;
-use mistakes::{mistake, render, second_mistake, Edit, MISTAKES, SECOND};
+use patchspec_engine::apply_patch::repair::mistakes::{
+    mistake, render, second_mistake, Edit, MISTAKES, SECOND,
+};
 
 /// One file of the set: its name in the workspace and its content.
 struct Seed {

@@ -1,5 +1,5 @@
 //! cargo-fuzz target `envelope_parse`: the logic and its oracles are
-//! [`patchspec_fuzz::oracles::envelope_parse`], which `engine/tests/fuzz_replay.rs`
+//! [`patchspec_fuzz::oracles::envelope_parse`], which `oracles/tests/fuzz_replay.rs`
 //! also runs on every checked-in seed and regression.
 #![no_main]
 

@@ -1,5 +1,5 @@
 //! cargo-fuzz target `write_patch_validate`: the logic and its oracles are
-//! [`patchspec_fuzz::oracles::write_patch_validate`], which `engine/tests/fuzz_replay.rs`
+//! [`patchspec_fuzz::oracles::write_patch_validate`], which `oracles/tests/fuzz_replay.rs`
 //! also runs on every checked-in seed and regression.
 #![no_main]
 

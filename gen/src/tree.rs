@@ -5,7 +5,7 @@
 //!
 //! These only shape inputs: a path they resolve differently from the engine
 //! makes a generated edit less likely to match, never a wrong verdict. The
-//! oracles' models (fuzz/src/oracles) and the runner judge with their own
+//! oracles' models (oracles/, crate patchspec-oracles) and the runner judge with their own
 //! code.
 
 use std::collections::BTreeMap;

@@ -13,7 +13,7 @@
 //! | `hang` | starts a grandchild holding stdout (its pid written to the param `pidFile`, when given), then sleeps | error (timeout); the grandchild is killed with the group |
 //! | `garbage` | prints text that is not JSON | error (protocol) |
 //! | `two` | prints two answers, in one write | error (protocol) |
-//! | `two-delayed` | prints the answer, then the same answer again 300 ms later, in a second write | error (protocol), in a session after the fact |
+//! | `two-delayed` | prints the answer, then the same answer again in a second write: in a session once the next message (the next call, or BYE) has arrived, so the runner has judged the call | error (protocol), in a session after the fact |
 //! | `wrong-id` | echoes another toolCallId | error (protocol) |
 //! | `result-not-json` | `data.result` is not JSON | error (protocol) |
 //! | `wrong-tree` | answers success, writes other content | fail (files) |
@@ -97,12 +97,12 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
             None
         }
         "two-delayed" => {
-            // The first answer now, the same again later in its own write.
+            // The first answer now, the same again in its own write: in a
+            // session the caller writes it when the next message comes.
             let one = result_message(&id, success, &doc);
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(format!("{one}\n").as_bytes());
             let _ = out.flush();
-            std::thread::sleep(std::time::Duration::from_millis(300));
             Some(one)
         }
         "tmp-leftover" => {
@@ -210,19 +210,37 @@ fn main() {
         }
         return;
     }
+    // A `two-delayed` call's second answer, written once the next message
+    // has arrived: the runner sends it only after judging the call.
+    let mut repeat: Option<String> = None;
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
+        if let Some(text) = repeat.take() {
+            let _ = out.write_all(format!("{text}\n").as_bytes());
+            let _ = out.flush();
+        }
         let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
         let reply = match msg["type"].as_str() {
             Some("HELLO") if bad_hello => Some("hello?".to_owned()),
             Some("HELLO") => Some(hello(&only)),
             Some("BYE") => return,
-            Some("TOOL_CALL") => answer(&msg, always, true),
+            Some("TOOL_CALL") => {
+                let reply = answer(&msg, always, true);
+                let mode = always.or_else(|| msg["params"]["misbehave"].as_str());
+                if mode == Some("two-delayed") {
+                    repeat = reply;
+                    continue;
+                }
+                reply
+            }
             _ => None,
         };
         if let Some(text) = reply {
             let _ = out.write_all(format!("{text}\n").as_bytes());
             let _ = out.flush();
         }
+    }
+    if let Some(text) = repeat {
+        let _ = out.write_all(format!("{text}\n").as_bytes());
     }
 }

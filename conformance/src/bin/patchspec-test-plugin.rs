@@ -13,28 +13,33 @@
 //! | `root-fields` | `toolCallId`, `success`, `result` at the root, no `data` | error (protocol) |
 //! | `wrong-id` | answers with `data.toolCallId` = the call's + `-not` | error (protocol), `⚠️` logged |
 //! | `never-made` | first a result for a toolCallId never sent, then the right answer | error (protocol) when it is the only call pending, `⚠️` logged |
-//! | `never-made-slow` | the same after 500 ms (while other calls are in flight) | pass; a run-level error, `⚠️` logged |
+//! | `never-made-in-flight` | the same once an `after-never-made` call is in flight | pass; a run-level error, `⚠️` logged |
+//! | `after-never-made` | answers once a `never-made-in-flight` call has sent its unknown toolCallId | pass (pending when the unknown id arrives) |
 //! | `private` | also writes `.private/trash/x` | pass when `.private` is declared (its HELLO) |
-//! | `two-late` | the right answer, then the same again 250 ms later | error (protocol), pinned on this call after the fact |
+//! | `two-late` | the right answer, then the same again once the next `TOOL_CALL` arrives | error (protocol), pinned on this call after the fact |
 //! | `two` | two results for the call, in one write | error (protocol) |
 //! | `disconnect` | drops the connection without answering, reconnects 100 ms later | error (crash); the next case passes |
 //! | `silent` | never answers | error (timeout) |
-//! | `late` | answers after 1 s | error (timeout); the late answer harms no other case |
+//! | `late` | answers once the next `TOOL_CALL` arrives (the runner gave up on this one), before serving it | error (timeout); the late answer harms no other case |
 //! | `exit` | exits with code 3 without answering | error (crash); the runner restarts it |
 //! | `garbage` | sends text that is not JSON | error (protocol) |
-//! | `slow` | answers right after 300 ms | pass (for the concurrency test) |
+//! | `gather` | answers once four `gather` calls are in flight at once | pass (for the concurrency test) |
 //! | `echo` | answers `{"success": true, "echo": <the TOOL_CALL received>}`, any tool | pass |
 //!
 //! It answers patchspec's `HELLO` (declaring `test.write` and the engine's
 //! tools, and the private path `.private`) unless `--no-hello` is given.
 //! Flags: `--always MODE` misbehaves on every call; `--bad-path` connects to
 //! the wrong path (and is rejected); `--no-query` leaves out `projectKey`.
+//!
+//! The modes that wait wait for an event of the run, never for a span of
+//! time, so a loaded machine cannot reorder them; each wait gives up after
+//! [`HANG_GUARD`] (the test then fails on its outcome, it does not hang).
 
 use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -42,8 +47,6 @@ use tungstenite::{Message, WebSocket};
 
 enum Action {
     Send(Vec<String>),
-    /// Send, then send the same again after a delay.
-    Twice(String, Duration),
     Disconnect,
     Exit(i32),
 }
@@ -52,9 +55,79 @@ fn result_message(id: &str, success: bool, doc: &Value) -> String {
     json!({"type": "TOOL_RESULT", "data": {"toolCallId": id, "success": success, "result": doc.to_string()}}).to_string()
 }
 
+/// How long a waiting mode waits for its event before it answers anyway.
+const HANG_GUARD: Duration = Duration::from_secs(10);
+
+/// How many `gather` calls are released together.
+const GATHER: usize = 4;
+
 struct InFlight {
     now: AtomicUsize,
     max: AtomicUsize,
+    /// The events the waiting modes wait for.
+    events: Mutex<Events>,
+    changed: Condvar,
+    /// Answers held for the next call (`late`, `two-late`'s second): the
+    /// reader writes them when a `TOOL_CALL` arrives, before serving it.
+    for_next_call: Mutex<Vec<String>>,
+}
+
+#[derive(Default)]
+struct Events {
+    /// `gather` calls waiting for their group to fill.
+    gathering: usize,
+    /// Groups of `gather` calls released so far.
+    groups: u64,
+    /// `after-never-made` calls in flight.
+    awaiting_never_made: usize,
+    /// A `never-made-in-flight` call has queued its unknown toolCallId.
+    never_made_sent: bool,
+}
+
+impl InFlight {
+    fn events(&self) -> MutexGuard<'_, Events> {
+        self.events.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait (at most [`HANG_GUARD`]) while `blocked` holds.
+    fn wait_while(&self, mut blocked: impl FnMut(&mut Events) -> bool) {
+        let guard = self.events();
+        let _ = self
+            .changed
+            .wait_timeout_while(guard, HANG_GUARD, |e| blocked(e));
+    }
+
+    /// Hold a `gather` call until [`GATHER`] of them are in flight.
+    fn gather(&self) {
+        let generation = {
+            let mut e = self.events();
+            e.gathering += 1;
+            if e.gathering == GATHER {
+                e.gathering = 0;
+                e.groups += 1;
+                self.changed.notify_all();
+                return;
+            }
+            e.groups
+        };
+        self.wait_while(|e| e.groups == generation);
+    }
+
+    /// Hold `text` until the next `TOOL_CALL` arrives.
+    fn hold_for_next_call(&self, text: String) {
+        self.for_next_call
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(text);
+    }
+
+    /// Hold an `after-never-made` call until the unknown id is queued.
+    fn after_never_made(&self) {
+        self.events().awaiting_never_made += 1;
+        self.changed.notify_all();
+        self.wait_while(|e| !e.never_made_sent);
+        self.events().awaiting_never_made -= 1;
+    }
 }
 
 /// Serve one TOOL_CALL (on its own thread).
@@ -73,9 +146,9 @@ fn answer(call: &Value, always: Option<&str>, inflight: &InFlight) -> Option<Act
     let n = inflight.now.fetch_add(1, Ordering::SeqCst) + 1;
     inflight.max.fetch_max(n, Ordering::SeqCst);
     match mode {
-        "slow" => std::thread::sleep(Duration::from_millis(300)),
-        "never-made-slow" => std::thread::sleep(Duration::from_millis(500)),
-        "late" => std::thread::sleep(Duration::from_millis(1000)),
+        "gather" => inflight.gather(),
+        "never-made-in-flight" => inflight.wait_while(|e| e.awaiting_never_made == 0),
+        "after-never-made" => inflight.after_never_made(),
         _ => {}
     }
     let (success, doc) = if tool == "test.write" {
@@ -109,19 +182,26 @@ fn answer(call: &Value, always: Option<&str>, inflight: &InFlight) -> Option<Act
     match mode {
         "root-fields" => Some(Action::Send(vec![json!({"type": "TOOL_RESULT", "toolCallId": id, "success": success, "result": doc.to_string()}).to_string()])),
         "wrong-id" => Some(Action::Send(vec![result_message(&format!("{id}-not"), success, &doc)])),
-        "two-late" => Some(Action::Twice(right, Duration::from_millis(250))),
+        "two-late" => {
+            inflight.hold_for_next_call(right.clone());
+            Some(Action::Send(vec![right]))
+        }
         "private" => {
             let _ = std::fs::create_dir_all(root.join(".private/trash"));
             let _ = std::fs::write(root.join(".private/trash/x"), "kept");
             Some(Action::Send(vec![right]))
         }
-        "never-made" | "never-made-slow" => Some(Action::Send(vec![
+        "never-made" | "never-made-in-flight" => Some(Action::Send(vec![
             result_message(&format!("never-made-{}", std::process::id()), true, &json!({})),
             right,
         ])),
         "two" => Some(Action::Send(vec![right.clone(), right])),
         "disconnect" => Some(Action::Disconnect),
         "silent" => None,
+        "late" => {
+            inflight.hold_for_next_call(right);
+            None
+        }
         "exit" => Some(Action::Exit(3)),
         "garbage" => Some(Action::Send(vec!["this is not a message".into()])),
         _ => Some(Action::Send(vec![right])),
@@ -180,6 +260,9 @@ fn main() {
     let inflight = Arc::new(InFlight {
         now: AtomicUsize::new(0),
         max: AtomicUsize::new(0),
+        events: Mutex::default(),
+        changed: Condvar::new(),
+        for_next_call: Mutex::default(),
     });
     let (tx, rx) = mpsc::channel::<Action>();
     loop {
@@ -198,18 +281,31 @@ fn main() {
                         let _ = ws.send(Message::text(hello()));
                     }
                     if call["type"] == "TOOL_CALL" {
+                        // The runner moved on: what was held for the next
+                        // call arrives now, while this call is pending.
+                        let held: Vec<String> = std::mem::take(
+                            &mut *inflight
+                                .for_next_call
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner()),
+                        );
+                        if !held.is_empty() {
+                            for text in held {
+                                let _ = ws.write(Message::text(text));
+                            }
+                            let _ = ws.flush();
+                        }
                         let (tx, always, inflight) = (tx.clone(), always.clone(), inflight.clone());
                         std::thread::spawn(move || {
-                            match answer(&call, always.as_deref(), &inflight) {
-                                Some(Action::Twice(text, delay)) => {
-                                    let _ = tx.send(Action::Send(vec![text.clone()]));
-                                    std::thread::sleep(delay);
-                                    let _ = tx.send(Action::Send(vec![text]));
-                                }
-                                Some(action) => {
-                                    let _ = tx.send(action);
-                                }
-                                None => {}
+                            let never_made_in_flight =
+                                call["params"]["misbehave"] == "never-made-in-flight";
+                            if let Some(action) = answer(&call, always.as_deref(), &inflight) {
+                                let _ = tx.send(action);
+                            }
+                            if never_made_in_flight {
+                                // Queued: the held calls' answers follow it.
+                                inflight.events().never_made_sent = true;
+                                inflight.changed.notify_all();
                             }
                         });
                     }
@@ -235,7 +331,6 @@ fn main() {
                         }
                         let _ = ws.flush();
                     }
-                    Action::Twice(..) => {}
                     Action::Disconnect => reconnect = true,
                     Action::Exit(code) => std::process::exit(code),
                 }

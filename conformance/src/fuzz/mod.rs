@@ -28,10 +28,12 @@
 //! the disagreement is counted under that case as known; if it now passes,
 //! the signature is shrunk anew.
 //!
-//! What it leaves out: printing (the command does it from [`Progress`] and
-//! the [`FuzzReport`]), and the IDE tools (no generator yet).
+//! The finished run's report, readable or JSON, is [`report`]; the command
+//! prints it and the [`Progress`]. What it leaves out: the IDE tools (no
+//! generator yet).
 
 pub mod reference;
+pub mod report;
 pub mod shrink;
 
 use std::collections::BTreeMap;

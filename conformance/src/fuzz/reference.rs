@@ -18,11 +18,9 @@ use std::collections::BTreeMap;
 use patchspec_gen::call::GenCall;
 use serde_json::{json, Map, Value};
 
-use crate::case::{
-    Case, Content, Expect, ExpectFiles, FileEntry, Given, GivenSession, UnchangedTag,
-};
+use crate::case::{Case, Content, Expect, ExpectFiles, FileEntry, Given, UnchangedTag};
+use crate::engine_call::{run_engine, PRIVATE_PATHS};
 use crate::protocol::{Limits, SessionMsg};
-use crate::transport::inprocess::{run_engine, PRIVATE_PATHS};
 use crate::workspace::{materialised_tree, Entry, PrivatePaths, RunRoot, Tree};
 
 /// The mode a file gets when its entry declares none.
@@ -55,7 +53,7 @@ pub fn given_of(call: &GenCall) -> Given {
             .collect(),
         dirs: call.dirs.clone(),
         symlinks: call.symlinks.iter().cloned().collect(),
-        session: GivenSession {
+        session: SessionMsg {
             active_files: call.active_files.clone(),
             limits: Limits {
                 create_file_max_bytes: call.create_file_max_bytes,

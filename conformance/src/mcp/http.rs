@@ -26,7 +26,8 @@
 //!
 //! Per connection: `TCP_NODELAY` (without it a reused connection waits
 //! ~40 ms per request on delayed ACKs); the request head must arrive within
-//! [`HEADER_TIMEOUT`] of the connection going idle, which also closes a
+//! [`HttpOptions::header_timeout`] ([`HEADER_TIMEOUT`] unless told) of the
+//! connection going idle, which also closes a
 //! keep-alive connection idle that long. Accept errors (out of descriptors)
 //! back off from 10 ms to 1 s instead of spinning.
 //!
@@ -90,6 +91,9 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// A session without a message for this long ends (`--session-timeout`).
     pub session_timeout: Duration,
+    /// A request head must arrive within this long of the connection going
+    /// idle, else the connection is closed (`--header-timeout`).
+    pub header_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -98,6 +102,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_timeout: DEFAULT_SESSION_TIMEOUT,
+            header_timeout: HEADER_TIMEOUT,
         }
     }
 }
@@ -342,6 +347,7 @@ pub fn serve_http(
         });
         tokio::spawn(trim_after_sessions_end(sessions));
         ready(bound);
+        let header_timeout = options.header_timeout;
         let mut backoff = Duration::from_millis(10);
         loop {
             let stream = match listener.accept().await {
@@ -370,7 +376,7 @@ pub fn serve_http(
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(HEADER_TIMEOUT)
+                    .header_read_timeout(header_timeout)
                     .serve_connection(io, service)
                     .await;
             });

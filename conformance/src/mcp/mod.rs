@@ -2,7 +2,7 @@
 //!
 //! Main type: [`EngineServer`], an rmcp `ServerHandler` that lists the
 //! catalog's tools ([`patchspec_engine::catalog`]) and answers `tools/call`
-//! through [`crate::transport::inprocess::run_engine`], the engine entry
+//! through [`crate::engine_call::run_engine`], the engine entry
 //! `patchspec exec` and the in-process transport use, so the MCP server and
 //! the conformance runner's reference cannot drift apart. [`serve_stdio`]
 //! and [`serve_http`] run it over the two MCP transports (newline-framed
@@ -47,9 +47,9 @@ use serde_json::{json, Value};
 
 use crate::catalog::{render, Format};
 use crate::diagnosis_text::human_diagnosis;
+use crate::engine_call::{run_engine, PRIVATE_PATHS};
 use crate::error::Error;
 use crate::protocol::SessionMsg;
-use crate::transport::inprocess::{run_engine, PRIVATE_PATHS};
 
 pub mod framing;
 pub mod http;
@@ -93,7 +93,7 @@ pub struct ServerOptions {
 /// Schemas it will never list; [`EngineServer`] builds the catalog entries
 /// on the first `tools/list`.
 pub fn exposed_tools(options: &ServerOptions) -> Result<Vec<&'static str>, String> {
-    let registry = patchspec_engine::tools::REGISTRY;
+    let registry = patchspec_engine::REGISTRY;
     // A name may be given as the wire name or the model name
     // (`workspace_read_file`), as `patchspec catalog --tools` takes it.
     let wanted: Option<Vec<&'static str>> = match &options.tools {

@@ -9,7 +9,7 @@
 //! each byte that is not part of a valid UTF-8 sequence is shown as `\xNN`,
 //! under a first line saying so. The marks within a line come from the
 //! engine's one renderer of invisible characters (the diagnosis's), in its
-//! report style ([`patchspec_engine::diagnose::VisibleStyle::Report`]); this
+//! report style ([`patchspec_engine::VisibleStyle::Report`]); this
 //! module adds the framing (BOM, line ends, the not-UTF-8 header).
 //!
 //! A call's params ([`params`], [`params_labelled`]) are shown as an
@@ -21,8 +21,8 @@
 
 use std::fmt::Write as _;
 
-use patchspec_engine::diagnose::{self, VisibleStyle};
 use patchspec_engine::hash::{sha256_hex, to_hex};
+use patchspec_engine::VisibleStyle;
 use serde_json::Value;
 use similar::TextDiff;
 
@@ -61,7 +61,7 @@ fn visible_lines(bytes: &[u8]) -> String {
             Some(b) => (b, true),
             None => (body, false),
         };
-        out.push_str(&diagnose::visible_line(body, VisibleStyle::Report));
+        out.push_str(&patchspec_engine::visible_line(body, VisibleStyle::Report));
         if cr {
             out.push('␍');
         }

@@ -9,21 +9,17 @@
 //! `patchspec exec`, so the reference executor and the in-process path cannot
 //! drift apart.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use patchspec_engine::dispatch::{
-    self, Limits as EngineLimits, Session as EngineSession, ToolCall, ToolOutcome, SUPPORTED_TOOLS,
-};
+use patchspec_engine::dispatch::SUPPORTED_TOOLS;
 
 use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, TransportError};
+use crate::engine_call::{run_engine, PRIVATE_PATHS};
 use crate::protocol::{
-    parse_tool_result, HelloMsg, Implementation, ProtocolError, SessionMsg, ToolCallMsg,
-    ToolResultData, ToolResultMsg, PROTOCOL_VERSION,
+    parse_tool_result, HelloMsg, Implementation, ProtocolError, ToolCallMsg, ToolResultData,
+    ToolResultMsg, PROTOCOL_VERSION,
 };
-
-/// The engine's implementation-private paths (its trash folder).
-pub const PRIVATE_PATHS: &[&str] = &[".patchspec"];
 
 /// The reference engine's identity.
 pub fn implementation() -> Implementation {
@@ -47,43 +43,6 @@ pub fn hello() -> HelloMsg {
         unsupported_tags: Vec::new(),
         private_paths: PRIVATE_PATHS.iter().map(|s| s.to_string()).collect(),
     }
-}
-
-/// Run one tool call with the engine, catching a panic as `Err` (its
-/// message). The one engine entry of every way the runner serves the
-/// engine: [`answer`] (in-process, `patchspec exec`) and the MCP server
-/// ([`crate::mcp`]).
-pub fn run_engine(
-    tool_name: &str,
-    params: &serde_json::Value,
-    workspace_root: &Path,
-    session: &SessionMsg,
-    call_id: Option<&str>,
-) -> Result<ToolOutcome, String> {
-    let session = EngineSession {
-        active_files: session.active_files.clone(),
-        limits: EngineLimits {
-            create_file_max_bytes: session.limits.create_file_max_bytes,
-        },
-        store: crate::engine_store::for_call(workspace_root, session.keep_store),
-        call_id: call_id.map(str::to_string),
-    };
-    let call = ToolCall {
-        tool_name,
-        params,
-        workspace_root,
-        session: &session,
-    };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch::call(&call))).map_err(
-        |panic| {
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            format!("the engine panicked: {text}")
-        },
-    )
 }
 
 /// Answer one `TOOL_CALL` with the engine; panics become `Err`.

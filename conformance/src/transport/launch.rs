@@ -1,5 +1,5 @@
 //! Starting an executor: the one place that turns a transport and an argv
-//! into an [`Executor`], for `patchspec check` and `patchspec matrix` alike.
+//! into an [`Executor`], for `patchspec check`, `matrix` and `fuzz` alike.
 //!
 //! Main function: [`launch`]. The command-line checks (which flags go
 //! together) stay in the commands; what is started, and how, is decided
@@ -18,10 +18,23 @@ use super::oneshot::Oneshot;
 use super::session::Session;
 use super::websocket::{Options, Plugin, WebSocket};
 use super::{CallDirs, Declaration, Exchange, Executor, ExecutorInfo, TransportError};
-use crate::cli::Transport;
 use crate::error::{Error, ErrorKind};
 use crate::protocol::ToolCallMsg;
 use crate::workspace::RunRoot;
+
+/// The transport to an external executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    /// One process per call.
+    Oneshot,
+    /// One long-lived process per worker, HELLO handshake, one message per line.
+    Session,
+    /// The runner is the websocket protocol's backend; the executor is a plugin that connects to it.
+    Websocket,
+    /// The executor is an MCP server over stdio, started per case (`{root}` in an argument
+    /// becomes the case's workspace, also its working directory); each case is a `tools/call`.
+    Mcp,
+}
 
 /// A oneshot executor's `HELLO`: asked for before the first case, or not.
 #[derive(Clone, Debug, PartialEq, Eq)]

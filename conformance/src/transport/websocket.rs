@@ -300,7 +300,7 @@ impl WebSocket {
                         .collect(),
                 );
                 private_paths.extend(
-                    super::inprocess::PRIVATE_PATHS
+                    crate::engine_call::PRIVATE_PATHS
                         .iter()
                         .map(|s| s.to_string()),
                 );

@@ -6,7 +6,7 @@
 //! every test binary uses every item here.
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,6 +23,23 @@ pub const PLUGIN: &str = env!("CARGO_BIN_EXE_patchspec-test-plugin");
 /// The repository's corpus.
 pub fn repo_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+}
+
+/// The representative subset of the repository's corpus that tests run
+/// where the whole corpus runs elsewhere (`gate.rs` in process, `store.rs`
+/// over the session transport, `.ci/run`'s gate stages over every
+/// transport): a `--shard` of about 70 cases that holds cases of every tool
+/// (the tests check it with [`corpus_tools`]).
+pub const CORPUS_SHARD: &str = "2/16";
+
+/// The tools of the repository's corpus: its folders.
+pub fn corpus_tools() -> BTreeSet<String> {
+    std::fs::read_dir(repo_corpus())
+        .expect("the corpus")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir() && e.file_name() != "schema")
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
 }
 
 /// A generated corpus in a temp dir (the corpus in `corpus/`, room for
@@ -117,6 +134,15 @@ impl Run {
                     ),
                 )
             })
+            .collect()
+    }
+
+    /// The tools of the cases run.
+    pub fn tools(&self) -> BTreeSet<String> {
+        self.lines()
+            .iter()
+            .filter(|v| v["type"] == "case")
+            .filter_map(|v| v["tool"].as_str().map(str::to_owned))
             .collect()
     }
 

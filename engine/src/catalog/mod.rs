@@ -15,34 +15,11 @@
 //! MCP server read. Formats for model APIs (MCP, OpenAI, Anthropic) are the
 //! runner's business (`patchspec-conformance`'s `catalog` module).
 
-use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::tools::Side;
 use crate::tools::REGISTRY;
-
-/// Where a tool executes, per its spec: on the client (the agent's machine,
-/// the IDE plugin, the harness that owns the workspace) or on the server
-/// (the backend that answers from its own store).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    /// Executed where the workspace is: the client, IDE plugin or harness.
-    Client,
-    /// Executed by the backend.
-    Server,
-}
-
-impl Side {
-    /// The wire name: `client` or `server`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Client => "client",
-            Side::Server => "server",
-        }
-    }
-}
 
 /// One tool as a catalog lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -87,51 +64,6 @@ fn definition_of(entry: &crate::tools::ToolEntry) -> ToolDefinition {
         idempotent: entry.idempotent,
         params_schema,
         result_schema: (entry.result_schema)().to_value(),
-    }
-}
-
-/// The `format` values JSON Schema 2020-12 defines (the format vocabulary);
-/// schemars adds its own (`uint`, `uint64`, `int32`, `double`...), which
-/// validators report as unknown on every schema they compile.
-pub const STANDARD_FORMATS: [&str; 19] = [
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
-/// Remove every `format` that is not one of [`STANDARD_FORMATS`]. An
-/// unsigned one (`uint…`) says "not negative": it becomes `minimum: 0`
-/// unless the schema has a minimum already.
-fn standard_formats_only(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            let format = map.get("format").and_then(Value::as_str).map(str::to_owned);
-            if let Some(format) = format.filter(|f| !STANDARD_FORMATS.contains(&f.as_str())) {
-                map.remove("format");
-                if format.starts_with("uint") && !map.contains_key("minimum") {
-                    map.insert("minimum".into(), 0.into());
-                }
-            }
-            map.values_mut().for_each(standard_formats_only);
-        }
-        Value::Array(items) => items.iter_mut().for_each(standard_formats_only),
-        _ => {}
     }
 }
 
@@ -210,73 +142,6 @@ fn drop_null(member: &mut Value) {
     }
 }
 
-/// The schema of `T` as the catalog publishes it: draft 2020-12, every
-/// subschema inlined (no `$ref`/`$defs`: model APIs and MCP clients differ
-/// in how they resolve references, and none of these types is recursive).
-/// The registry holds `schema_of::<TheType>` for each tool.
-///
-/// The root's description is dropped (the type's doc comment is written for
-/// Rust readers; the tool's catalog description is the text for a model);
-/// descriptions deeper down are the fields' doc comments, unwrapped.
-///
-/// Only JSON Schema's standard formats ([`STANDARD_FORMATS`]): schemars'
-/// own (`uint`, `uint64`) are removed, an unsigned one leaving
-/// `minimum: 0`.
-///
-/// A document that is one of several shapes (success or failure) is an
-/// `anyOf` of object schemas; it also gets `"type": "object"` at the top,
-/// which MCP's `outputSchema` and the model APIs' parameter schemas require
-/// and which every branch already implies.
-pub fn schema_of<T: JsonSchema>() -> Schema {
-    let mut schema = SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator()
-        .into_root_schema_for::<T>();
-    if schema.get("type").is_none() {
-        schema.insert("type".into(), "object".into());
-    }
-    // The root type's doc comment speaks to Rust readers (which parser,
-    // which module); the model reads the tool's catalog description instead.
-    schema.remove("description");
-    if let Some(root) = schema.as_object_mut() {
-        unwrap_members(root);
-        root.values_mut().for_each(standard_formats_only);
-    }
-    schema
-}
-
-/// Doc comments are wrapped at 80 columns; a description is one paragraph
-/// per blank-line-separated block, so single line breaks become spaces.
-fn unwrap_members(map: &mut serde_json::Map<String, Value>) {
-    for (key, v) in map.iter_mut() {
-        match v {
-            Value::String(text) if key == "description" => *text = unwrap_lines(text),
-            _ => unwrap_descriptions(v),
-        }
-    }
-}
-
-fn unwrap_descriptions(value: &mut Value) {
-    match value {
-        Value::Object(map) => unwrap_members(map),
-        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
-        _ => {}
-    }
-}
-
-fn unwrap_lines(text: &str) -> String {
-    text.split("\n\n")
-        .map(|paragraph| {
-            paragraph
-                .split('\n')
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,7 +149,7 @@ mod tests {
     #[test]
     fn the_catalog_lists_every_registered_tool_in_order() {
         let names: Vec<&str> = catalog().iter().map(|t| t.name).collect();
-        assert_eq!(names, crate::dispatch::SUPPORTED_TOOLS);
+        assert_eq!(names, crate::tools::SUPPORTED_TOOLS);
         for tool in catalog() {
             assert_eq!(definition(tool.name), Some(tool.clone()));
             assert!(
@@ -309,7 +174,7 @@ mod tests {
                 assert!(
                     formats
                         .iter()
-                        .all(|f| STANDARD_FORMATS.contains(&f.as_str())),
+                        .all(|f| crate::schema::STANDARD_FORMATS.contains(&f.as_str())),
                     "{}: non-standard formats {formats:?}",
                     tool.name
                 );
@@ -363,12 +228,6 @@ mod tests {
                 "boolean"
             );
         }
-        let mut unsigned = serde_json::json!({"type": "integer", "format": "uint64"});
-        standard_formats_only(&mut unsigned);
-        assert_eq!(
-            unsigned,
-            serde_json::json!({"type": "integer", "minimum": 0})
-        );
     }
 
     fn descriptions<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
@@ -427,11 +286,6 @@ mod tests {
         ] {
             same(serde_json::to_value(r).ok(), r.as_str());
         }
-    }
-
-    #[test]
-    fn descriptions_are_unwrapped_paragraphs() {
-        assert_eq!(unwrap_lines("a\nb\n\nc\n d"), "a b\n\nc d");
     }
 
     #[test]

@@ -8,7 +8,6 @@ use super::classify::{ascii_ws, first_diff_byte};
 use super::invisible::needs_code_point;
 use super::keys::{loose_key, substantive};
 use super::vote::Index;
-use super::walk::Walk;
 use super::{visible, Cause, Diagnosis, MAX_CLASSIFY_BYTES, MAX_EXPECTED_LINES};
 
 fn describe_char(c: char) -> String {
@@ -186,8 +185,9 @@ pub(super) fn no_similar_hint(index: &Index, expected: &[&[u8]], what: &str) -> 
     }
 }
 
-/// The hint sentence for a located diagnosis.
-pub(super) fn hint_for(d: &Diagnosis, w: &Walk) -> String {
+/// The hint sentence for a located diagnosis; `first_note` gives the note
+/// of the walk's first row with a cause (empty when there is none).
+pub(super) fn hint_for(d: &Diagnosis, first_note: impl Fn(Cause) -> String) -> String {
     let region = span_text(d.line, d.end_line);
     let lines_with = |c: Cause| -> String {
         let mut ls: Vec<String> = d
@@ -202,13 +202,6 @@ pub(super) fn hint_for(d: &Diagnosis, w: &Walk) -> String {
             ls.push("…".into());
         }
         ls.join(", ")
-    };
-    let first_note = |c: Cause| -> String {
-        w.rows
-            .iter()
-            .find(|r| r.causes.contains(&c))
-            .and_then(|r| r.note.clone())
-            .unwrap_or_default()
     };
     let at = |c: Cause| {
         let l = lines_with(c);

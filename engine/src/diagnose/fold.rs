@@ -4,7 +4,7 @@
 
 use unicode_normalization::char::decompose_compatible;
 
-use super::invisible::is_invisible;
+use super::chars::{is_invisible, is_mark};
 
 /// The ASCII text a look-alike character stands for.
 pub(super) fn lookalike(c: char) -> Option<&'static str> {
@@ -30,12 +30,7 @@ fn decomposes(c: char) -> bool {
         0x00a0..=0x024f | 0x0370..=0x04ff | 0x1e00..=0x1fff | 0x2100..=0x218f | 0xfb00..=0xfb4f | 0xff00..=0xffef)
 }
 
-/// Combining marks dropped by the loose key (the diacritical-mark blocks).
-pub(super) fn is_mark(c: char) -> bool {
-    matches!(c as u32, 0x0300..=0x036f | 0x1ab0..=0x1aff | 0x1dc0..=0x1dff | 0x20d0..=0x20ff | 0xfe20..=0xfe2f)
-}
-
-/// Push the loose form of a character (see [`loose_key`](super::loose_key)).
+/// Push the loose form of a character (see `loose_key`).
 fn push_char(c: char, buf: &mut Vec<u8>) {
     if c.is_ascii() {
         if c > ' ' && c != '\u{7f}' {

@@ -3,7 +3,7 @@
 //! runner's reports (docs/case-format.md, "Tooling"), each in its own marks
 //! ([`VisibleStyle`]), so what the model and the reader see is made one way.
 
-use super::fold::is_mark;
+use super::chars::{is_invisible, is_mark};
 use super::MAX_SHOWN_BYTES;
 
 /// The marks a line is made visible with. Both show a trailing space as `·`,
@@ -11,7 +11,7 @@ use super::MAX_SHOWN_BYTES;
 /// else they mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VisibleStyle {
-    /// The diagnosis's wire form, unambiguous (see [`visible`]): every tab
+    /// The diagnosis's wire form, unambiguous (see `visible`): every tab
     /// `→`, a no-break space `⍽`, other invisible characters, combining marks
     /// and the marks themselves `⟨U+XXXX⟩`, a byte that is not UTF-8 `⟨0xFF⟩`.
     Diagnosis,
@@ -121,12 +121,4 @@ pub(super) fn needs_code_point(c: char) -> bool {
         || (c.is_whitespace() && c != ' ')
         || c.is_control()
         || is_invisible(c)
-}
-
-/// Zero-width and format characters that render as nothing.
-pub(super) fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{ad}' | '\u{202a}'..='\u{202e}'
-    )
 }

@@ -185,7 +185,7 @@ fn line_mismatch_inner(
             sim: 0,
             score: 0,
         };
-        d.hint = hint_for(&d, &w).replace("hunk", "expected line");
+        d.hint = hint_for(&d, |c| w.first_note(c)).replace("hunk", "expected line");
         return d;
     }
     // Elsewhere, loosely?
@@ -200,7 +200,7 @@ fn line_mismatch_inner(
         if d.causes.is_empty() {
             d.causes.push(Cause::ContentDiffers);
         }
-        d.hint = hint_for(&d, &located.walk).replace("hunk", "expected line");
+        d.hint = hint_for(&d, |c| located.walk.first_note(c)).replace("hunk", "expected line");
         if d.line.is_some_and(|l| l != start_line) {
             d.hint.push_str(&format!(
                 "; the nearest lines are at {}, not at startLine {start_line}",

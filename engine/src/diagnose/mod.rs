@@ -22,7 +22,7 @@
 //! the result is capped. When no rare substantive line is found even
 //! loosely (a typo with nothing else to anchor on), a second pass compares
 //! each file line with the edit's lines by shared 4-grams, and the
-//! [`GRAM_PAIRS`] most similar pairs vote too; edit distances between
+//! `GRAM_PAIRS` most similar pairs vote too; edit distances between
 //! misquoted lines are paid from a fixed budget. So the work is O(file +
 //! min(edit, cap) · candidates), never file × edit, and memory beyond the
 //! file's line index is O(edit).
@@ -43,6 +43,7 @@
 //! `not_found`, `ambiguous`, `stale`, `mismatch`.
 
 mod ambiguous;
+mod chars;
 mod classify;
 mod diagnosis;
 mod distance;
@@ -67,9 +68,9 @@ pub use ambiguous::multiple_matches;
 pub use diagnosis::{Cause, Diagnosis, HeaderFound, MatchSite, Row, RowStatus};
 pub use invisible::{visible, visible_line, VisibleStyle};
 pub(crate) use json::diagnosis_json;
-pub use keys::{loose_key, strip_line_number};
+#[cfg(test)]
+use keys::{loose_key, strip_line_number};
 pub use mismatch::line_mismatch;
-pub use ngram::GRAM_PAIRS;
 pub use not_found::hunk_not_found;
 pub use stale::stale_file;
 

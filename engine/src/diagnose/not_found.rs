@@ -216,6 +216,6 @@ pub(super) fn diagnose_hunk(original: &[u8], hunks: &[Hunk<'_>], index: usize) -
     } else if old_no_newline(hunk) && orig.ends_with_newline() {
         d.causes.push(Cause::FinalNewline);
     }
-    d.hint = hint_for(&d, &located.walk);
+    d.hint = hint_for(&d, |c| located.walk.first_note(c));
     d
 }

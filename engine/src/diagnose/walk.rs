@@ -28,6 +28,7 @@ pub(super) struct RawRow {
     pub(super) note: Option<String>,
 }
 
+#[derive(Default)]
 pub(super) struct Walk {
     pub(super) rows: Vec<RawRow>,
     pub(super) first_view: Option<usize>,
@@ -53,6 +54,21 @@ impl Walk {
     /// close to its file line.
     pub(super) fn strong(&self) -> bool {
         self.informative > 0 || self.close > 0
+    }
+
+    /// The note of the first row with `cause` (empty when there is none).
+    pub(super) fn first_note(&self, cause: Cause) -> String {
+        self.rows
+            .iter()
+            .find(|r| r.causes.contains(&cause))
+            .and_then(|r| r.note.clone())
+            .unwrap_or_default()
+    }
+
+    /// File line `v` is part of the region.
+    fn touch(&mut self, v: usize) {
+        self.first_view.get_or_insert(v);
+        self.last_view = Some(v);
     }
 }
 
@@ -102,27 +118,104 @@ impl<'a> Walker<'_, 'a> {
         (causes, Some(note))
     }
 
+    /// Expected line `e` (loose key `key`) was found, exactly or up to
+    /// invisible characters: it counts as matched, and as evidence when it
+    /// is substantive (and more when it is rare in the file).
+    fn found(&self, w: &mut Walk, e: &[u8], key: u64) {
+        w.matched += 1;
+        if substantive(e) {
+            w.substantive += 1;
+            if self.index.count(key) <= COMMON_KEY {
+                w.informative += 1;
+            }
+        }
+    }
+
+    /// Expected line `i` (`e`) holds literal `\n`s where the file, from
+    /// line `j`, has its pieces as lines: the row that says so, and how
+    /// many file lines it spans.
+    fn literal_newlines(&mut self, w: &mut Walk, e: &[u8], i: usize, j: usize) -> Option<usize> {
+        let pieces = literal_newline_pieces(e)?;
+        let p = pieces.len();
+        let fits = p >= 2
+            && j + p <= self.view.len
+            && pieces
+                .iter()
+                .enumerate()
+                .all(|(k, piece)| piece_key(piece) == self.key(j + k));
+        if !fits {
+            return None;
+        }
+        w.touch(j);
+        w.touch(j + p - 1);
+        w.rows.push(RawRow {
+            status: RowStatus::Differs,
+            view: Some(j),
+            span: p,
+            expected: Some(i),
+            causes: vec![Cause::LiteralNewlineEscape],
+            note: Some(format!(
+                "the edit's line contains {} literal \\n; the file has {p} lines here",
+                p - 1
+            )),
+        });
+        w.matched += 1;
+        w.informative += 1;
+        w.substantive += 1;
+        w.score += 2;
+        Some(p)
+    }
+
+    /// Expected line `i` (`e`) is file line `j` (`a`, loose key `ka`)
+    /// behind a line-number prefix copied from a read output: whether it
+    /// is, after pushing the row that says so.
+    fn line_number_prefix(
+        &mut self,
+        w: &mut Walk,
+        (e, a): (&[u8], &[u8]),
+        ka: u64,
+        i: usize,
+        j: usize,
+    ) -> bool {
+        let Some(rest) = strip_line_number(e) else {
+            return false;
+        };
+        if rest != a && loose_key(rest) != ka {
+            return false;
+        }
+        w.touch(j);
+        let mut causes = vec![Cause::LineNumberPrefix];
+        let mut note = format!(
+            "the edit's line starts with a line-number prefix {:?}",
+            String::from_utf8_lossy(&e[..e.len() - rest.len()])
+        );
+        if rest != a {
+            let (more, more_note) = self.classify(rest, a);
+            if let Some(n) = more_note {
+                note.push_str("; ");
+                note.push_str(&n);
+            }
+            causes.extend(more);
+        }
+        w.rows.push(RawRow {
+            status: RowStatus::Differs,
+            view: Some(j),
+            span: 1,
+            expected: Some(i),
+            causes,
+            note: Some(note),
+        });
+        self.found(w, rest, loose_key(rest));
+        w.score += 2;
+        true
+    }
+
     pub(super) fn walk(&mut self, expected: &[&[u8]], ekeys: &[u64], start: usize) -> Walk {
         let n = self.view.len;
         let m = expected.len();
         let blank = blank_key();
-        let mut w = Walk {
-            rows: Vec::new(),
-            first_view: None,
-            last_view: None,
-            matched: 0,
-            substantive: 0,
-            informative: 0,
-            exact: 0,
-            close: 0,
-            sim: 0,
-            score: 0,
-        };
+        let mut w = Walk::default();
         let (mut i, mut j) = (0usize, start);
-        let touch = |w: &mut Walk, v: usize| {
-            w.first_view.get_or_insert(v);
-            w.last_view = Some(v);
-        };
         while i < m {
             let e = expected[i];
             if j >= n {
@@ -144,7 +237,7 @@ impl<'a> Walker<'_, 'a> {
             }
             let a = self.view.line(j);
             if e == a {
-                touch(&mut w, j);
+                w.touch(j);
                 w.rows.push(RawRow {
                     status: RowStatus::Same,
                     view: Some(j),
@@ -153,14 +246,8 @@ impl<'a> Walker<'_, 'a> {
                     causes: Vec::new(),
                     note: None,
                 });
-                w.matched += 1;
+                self.found(&mut w, e, ekeys[i]);
                 w.exact += 1;
-                if substantive(e) {
-                    w.substantive += 1;
-                    if self.index.count(ekeys[i]) <= COMMON_KEY {
-                        w.informative += 1;
-                    }
-                }
                 w.score += 3;
                 i += 1;
                 j += 1;
@@ -168,7 +255,7 @@ impl<'a> Walker<'_, 'a> {
             }
             let ka = self.key(j);
             if ekeys[i] == ka {
-                touch(&mut w, j);
+                w.touch(j);
                 let (causes, note) = self.classify(e, a);
                 let content = causes == [Cause::ContentDiffers];
                 w.rows.push(RawRow {
@@ -180,13 +267,7 @@ impl<'a> Walker<'_, 'a> {
                     causes,
                 });
                 if !content {
-                    w.matched += 1;
-                    if substantive(e) {
-                        w.substantive += 1;
-                        if self.index.count(ekeys[i]) <= COMMON_KEY {
-                            w.informative += 1;
-                        }
-                    }
+                    self.found(&mut w, e, ekeys[i]);
                 }
                 // Among loosely equal lines, the one whose bytes differ
                 // least (a CR alone, not a CR and the indentation) is nearer.
@@ -219,7 +300,7 @@ impl<'a> Walker<'_, 'a> {
             }
             // The file has a blank line the edit leaves out.
             if ka == blank && j + 1 < n && self.key(j + 1) == ekeys[i] {
-                touch(&mut w, j);
+                w.touch(j);
                 w.rows.push(RawRow {
                     status: RowStatus::Missing,
                     view: Some(j),
@@ -233,78 +314,20 @@ impl<'a> Walker<'_, 'a> {
                 continue;
             }
             // A literal \n standing for line breaks.
-            if let Some(pieces) = literal_newline_pieces(e) {
-                let p = pieces.len();
-                if p >= 2
-                    && j + p <= n
-                    && pieces
-                        .iter()
-                        .enumerate()
-                        .all(|(k, piece)| piece_key(piece) == self.key(j + k))
-                {
-                    touch(&mut w, j);
-                    touch(&mut w, j + p - 1);
-                    w.rows.push(RawRow {
-                        status: RowStatus::Differs,
-                        view: Some(j),
-                        span: p,
-                        expected: Some(i),
-                        causes: vec![Cause::LiteralNewlineEscape],
-                        note: Some(format!(
-                            "the edit's line contains {} literal \\n; the file has {p} lines here",
-                            p - 1
-                        )),
-                    });
-                    w.matched += 1;
-                    w.informative += 1;
-                    w.substantive += 1;
-                    w.score += 2;
-                    i += 1;
-                    j += p;
-                    continue;
-                }
+            if let Some(span) = self.literal_newlines(&mut w, e, i, j) {
+                i += 1;
+                j += span;
+                continue;
             }
             // A line-number prefix copied from a read output.
-            if let Some(rest) = strip_line_number(e) {
-                if rest == a || loose_key(rest) == ka {
-                    touch(&mut w, j);
-                    let mut causes = vec![Cause::LineNumberPrefix];
-                    let mut note = format!(
-                        "the edit's line starts with a line-number prefix {:?}",
-                        String::from_utf8_lossy(&e[..e.len() - rest.len()])
-                    );
-                    if rest != a {
-                        let (more, more_note) = self.classify(rest, a);
-                        if let Some(n) = more_note {
-                            note.push_str("; ");
-                            note.push_str(&n);
-                        }
-                        causes.extend(more);
-                    }
-                    w.rows.push(RawRow {
-                        status: RowStatus::Differs,
-                        view: Some(j),
-                        span: 1,
-                        expected: Some(i),
-                        causes,
-                        note: Some(note),
-                    });
-                    w.matched += 1;
-                    if substantive(rest) {
-                        w.substantive += 1;
-                        if self.index.count(loose_key(rest)) <= COMMON_KEY {
-                            w.informative += 1;
-                        }
-                    }
-                    w.score += 2;
-                    i += 1;
-                    j += 1;
-                    continue;
-                }
+            if self.line_number_prefix(&mut w, (e, a), ka, i, j) {
+                i += 1;
+                j += 1;
+                continue;
             }
             // Resynchronise over one line of content the other side lacks.
             if j + 1 < n && ka != blank && self.key(j + 1) == ekeys[i] && ekeys[i] != blank {
-                touch(&mut w, j);
+                w.touch(j);
                 w.rows.push(RawRow {
                     status: RowStatus::Missing,
                     view: Some(j),
@@ -330,7 +353,7 @@ impl<'a> Walker<'_, 'a> {
                 i += 1;
                 continue;
             }
-            touch(&mut w, j);
+            w.touch(j);
             let note = self
                 .classify
                 .then(|| note_for(e, a, &[Cause::ContentDiffers]));

@@ -63,6 +63,7 @@ pub enum SectionKind<'a> {
 }
 
 impl<'a> SectionKind<'a> {
+    #[cfg(any(test, feature = "testing"))]
     /// The path the section reads (the source of a move).
     pub fn path(&self) -> &'a str {
         match self {

@@ -3,8 +3,8 @@
 //! document its own spec defines.
 //!
 //! [`REGISTRY`] is the one list of tools: dispatch finds a tool's runner
-//! there, [`crate::dispatch::SUPPORTED_TOOLS`] (what an executor announces
-//! in its HELLO) is its names, and [`writes`] its write flags.
+//! there, [`SUPPORTED_TOOLS`] (what an executor announces in its HELLO) is
+//! its names, and [`writes`] its write flags.
 //!
 //! [`tul`] holds the TUL tools and `apply_patch`. The IDE-plugin tools of
 //! websocket-tool-protocol.md (`read_file`, `grep_file`, `apply_change`,
@@ -18,7 +18,7 @@
 //! engine never panics on input) becomes the tool's own internal-error
 //! result instead of taking the executor down; and every tool opens its
 //! workspace through an [`OpenFs`] (in production [`open_real`]), the seam
-//! through which tests hand it a [`crate::fs::FaultFs`].
+//! through which tests hand it a `crate::fs::FaultFs`.
 //!
 //! # Adding a tool
 //!
@@ -44,11 +44,13 @@ use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use schemars::Schema;
+use schemars::{JsonSchema, Schema};
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::catalog::{schema_of, Side};
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::fs::Fs;
+use crate::schema::schema_of;
 
 #[cfg(feature = "ide")]
 pub mod ide;
@@ -59,18 +61,6 @@ pub mod wire;
 use ide::{apply_change, call_chain, grep_file};
 use tul::{apply_patch, create_file, get_patch_change, read_file, write_patch};
 
-/// Directory names that are build output or dependency caches: never entered
-/// by the IDE tools' workspace walk, at any depth (C-ide-walk), nor by the
-/// similar-path hints ([`crate::hints`]). Here, not in `ide`, because the
-/// hints need it when the `ide` feature is off.
-pub const SKIPPED_DIRS: &[&str] = &[
-    "target",
-    "build",
-    "out",
-    "dist",
-    "node_modules",
-    "__pycache__",
-];
 
 /// How a tool opens the workspace at a root: [`open_real`] in production.
 pub type OpenFs<'o> = dyn Fn(&Path) -> io::Result<Box<dyn Fs + 'o>> + 'o;
@@ -88,10 +78,60 @@ pub fn open_for_writing(root: &Path) -> io::Result<Box<dyn Fs>> {
     Ok(Box::new(crate::workspace::open_for_writing(root)?))
 }
 
+/// A tool's own events, beside the common ones of every call
+/// ([`crate::events`]): hooks of its [`REGISTRY`] entry, so that the
+/// events module never asks which tool ran.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ToolEvents {
+    /// After `Tool.Call.Received`: what the params announce.
+    pub received: fn(tool: &str, call_id: &str, params: &Value),
+    /// Before `Tool.Call.Executed` or `Tool.Call.Error`: what the outcome
+    /// tells (`code`: its error code, or `""`).
+    pub finished: fn(
+        tool: &str,
+        call_id: &str,
+        params: &Value,
+        outcome: &ToolOutcome,
+        code: &str,
+        duration_ms: f64,
+    ),
+    /// Before `Store.Recorded`: what the store now holds of the result.
+    pub stored: fn(tool: &str, call_id: &str, result: &Value, duration_ms: f64),
+}
+
+/// The hooks of a tool without events of its own.
+pub(crate) const NO_EVENTS: ToolEvents = ToolEvents {
+    received: |_, _, _| {},
+    finished: |_, _, _, _, _, _| {},
+    stored: |_, _, _, _| {},
+};
+
 /// How the registry runs a tool: the call, and how to open its workspace
 /// ([`open_real`] or [`open_for_writing`] in production, a
-/// [`crate::fs::FaultFs`] in tests).
+/// `crate::fs::FaultFs` in tests).
 pub type Runner = fn(&ToolCall<'_>, &OpenFs<'_>) -> ToolOutcome;
+
+/// Where a tool executes, per its spec: on the client (the agent's machine,
+/// the IDE plugin, the harness that owns the workspace) or on the server
+/// (the backend that answers from its own store).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// Executed where the workspace is: the client, IDE plugin or harness.
+    Client,
+    /// Executed by the backend.
+    Server,
+}
+
+impl Side {
+    /// The wire name: `client` or `server`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+}
 
 /// One tool of [`REGISTRY`].
 #[derive(Clone, Copy, Debug)]
@@ -108,10 +148,12 @@ pub struct ToolEntry {
     /// An edit is not: applied again, it may apply again or be refused.
     pub idempotent: bool,
     /// True when the tool may write: dispatch opens its workspace with the
-    /// writer lock ([`open_for_writing`]).
+    /// writer lock (`open_for_writing`).
     pub writes: bool,
     /// Runs one call; a panic inside becomes the tool's internal error.
     pub run: Runner,
+    /// Its own events.
+    pub(crate) events: ToolEvents,
     /// The catalog description, written for a model: what the tool does,
     /// when to use it, its rules and its errors
     /// (`src/catalog/descriptions/<tool>.md`).
@@ -141,6 +183,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "apply an apply_patch envelope (add, delete, update, move files) atomically",
         writes: true,
         run: apply_patch::run_with,
+        events: NO_EVENTS,
         description: description!("apply_patch"),
         side: Side::Client,
         params_schema: schema_of::<apply_patch::ApplyPatchParams>,
@@ -153,6 +196,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "apply a batch of line-numbered changes, checked against each file's SHA-256",
         writes: true,
         run: write_patch::run_with,
+        events: write_patch::EVENTS,
         description: description!("workspace_write_patch"),
         side: Side::Client,
         params_schema: schema_of::<write_patch::WritePatchParams>,
@@ -165,6 +209,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "create a text file (or replace one when overwrite is true), atomically",
         writes: true,
         run: create_file::run_with,
+        events: create_file::EVENTS,
         description: description!("workspace_create_file"),
         side: Side::Client,
         params_schema: schema_of::<create_file::CreateFileParams<'static>>,
@@ -177,6 +222,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "read a file by its DocPath, with ActiveFiles precedence",
         writes: false,
         run: read_file::run_with,
+        events: NO_EVENTS,
         description: description!("workspace.read_file"),
         side: Side::Server,
         params_schema: schema_of::<read_file::ReadFileArgs>,
@@ -189,6 +235,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "a stored workspace_write_patch batch, file patch or change by ID, with its unified diff",
         writes: false,
         run: get_patch_change::run_with,
+        events: NO_EVENTS,
         description: description!("get_patch_change"),
         side: Side::Server,
         params_schema: schema_of::<get_patch_change::GetPatchChangeParams>,
@@ -202,6 +249,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: a file's text, whole or a window of lines",
         writes: false,
         run: ide::run_with::<ide::read_file::IdeReadFile>,
+        events: NO_EVENTS,
         description: description!("read_file"),
         side: Side::Client,
         params_schema: schema_of::<ide::read_file::ReadFileParams>,
@@ -216,6 +264,7 @@ pub const REGISTRY: &[ToolEntry] = &[
             "IDE: the lines of a file, a directory or the workspace matching a literal or regex",
         writes: false,
         run: ide::run_with::<grep_file::GrepFile>,
+        events: NO_EVENTS,
         description: description!("grep_file"),
         side: Side::Client,
         params_schema: schema_of::<grep_file::GrepFileParams>,
@@ -229,6 +278,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: one SEARCH/REPLACE edit of one file, or the creation of a file",
         writes: true,
         run: ide::run_with::<apply_change::ApplyChange>,
+        events: NO_EVENTS,
         description: description!("apply_change"),
         side: Side::Client,
         params_schema: schema_of::<apply_change::ApplyChangeParams>,
@@ -242,12 +292,27 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: who calls a Java method and what it calls, to a given depth",
         writes: false,
         run: ide::run_with::<call_chain::CallChain>,
+        events: NO_EVENTS,
         description: description!("call_chain"),
         side: Side::Client,
         params_schema: schema_of::<call_chain::CallChainParams>,
         result_schema: schema_of::<ide::IdeDocument<'static, call_chain::ChainBody>>,
     },
 ];
+
+/// The tools this engine implements, by wire name: the names of
+/// [`REGISTRY`], in its order.
+pub const SUPPORTED_TOOLS: &[&str] = &REGISTERED_NAMES;
+
+const REGISTERED_NAMES: [&str; REGISTRY.len()] = {
+    let mut names = [""; REGISTRY.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = REGISTRY[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// The registered tool called `name`, if any.
 pub fn find(name: &str) -> Option<&'static ToolEntry> {
@@ -284,7 +349,7 @@ mod tests {
             assert!(!tool.summary.is_empty(), "{}", tool.name);
         }
         assert!(find("no_such_tool").is_none());
-        assert_eq!(crate::dispatch::SUPPORTED_TOOLS.len(), REGISTRY.len());
+        assert_eq!(SUPPORTED_TOOLS.len(), REGISTRY.len());
     }
 
     #[test]

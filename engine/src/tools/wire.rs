@@ -65,7 +65,7 @@ mod tests {
             serde_json::to_string(&Failed::default()).ok().as_deref(),
             Some("false")
         );
-        let schema = crate::catalog::schema_of::<Failed>();
+        let schema = crate::schema::schema_of::<Failed>();
         assert_eq!(schema.get("const"), Some(&serde_json::Value::Bool(false)));
     }
 }

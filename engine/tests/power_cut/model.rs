@@ -34,7 +34,8 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use patchspec_engine::fs::{file_name_of, parent_of, EntryKind, Fs};
+use patchspec_engine::fs::{EntryKind, Fs};
+use patchspec_engine::layout::{file_name_of, parent_of};
 use patchspec_engine::seal::Seal;
 
 /// An inode number.

@@ -34,9 +34,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::Reason;
 use crate::commit::{commit, Change};
 use crate::content::Content;
-use crate::fs::{parent_of, EntryKind, Fs};
+use crate::fs::{EntryKind, Fs};
+use crate::layout::parent_of;
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::{Lines, Newline, BOM};
@@ -338,7 +340,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
                     format!("the directory of {path} does not exist; apply_change does not create directories"),
                 )
                 .with("path", path)
-                .with("reason", "missing_parent"));
+                .because(Reason::MissingParent));
             }
             let bytes = args.replace.clone().into_bytes();
             let change = Change::Write {

@@ -56,6 +56,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tree_sitter::Node;
 
+use crate::error::Reason;
 use crate::fs::Fs;
 use crate::tools::ide::{walk_files, IdeError, IdeTool, Params};
 
@@ -130,6 +131,7 @@ pub struct CallChainParams {
     pub include_source: Option<bool>,
 }
 
+#[allow(dead_code)] // Read by its derived schema only: `parse` reads the params.
 /// `direction` of `call_chain`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -246,7 +248,7 @@ pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
     let bad_method = || {
         IdeError::invalid(
             "method",
-            "invalid_value",
+            Reason::InvalidValue,
             format!("'method' must be ClassName.methodName (e.g. OrderService.placeOrder), got {method:?}"),
         )
     };
@@ -261,7 +263,7 @@ pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
         Some(other) => {
             return Err(IdeError::invalid(
                 "direction",
-                "invalid_value",
+                Reason::InvalidValue,
                 format!("'direction' must be \"callers\", \"callees\" or \"both\", got {other:?}"),
             ))
         }
@@ -849,7 +851,7 @@ impl Index {
                 ),
             )
             .with("method", args.method.as_str())
-            .with("reason", "no_such_class")
+            .because(Reason::NoSuchClass)
             .with("skippedFiles", self.skipped.clone()));
         }
         let mut by_type: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -881,7 +883,7 @@ impl Index {
                     ),
                 )
                 .with("method", args.method.as_str())
-                .with("reason", "no_such_method")
+                .because(Reason::NoSuchMethod)
                 .with("available", list))
             }
             _ => {

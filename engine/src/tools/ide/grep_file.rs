@@ -41,6 +41,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::Reason;
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::Lines;
@@ -181,14 +182,14 @@ pub fn parse(params: &Value) -> Result<GrepArgs, IdeError> {
     if pattern.is_empty() {
         return Err(IdeError::invalid(
             "pattern",
-            "empty",
+            Reason::Empty,
             "parameter 'pattern' must not be empty",
         ));
     }
     if pattern.contains('\n') {
         return Err(IdeError::invalid(
             "pattern",
-            "invalid_value",
+            Reason::InvalidValue,
             "grep_file matches within one line: 'pattern' must not contain a newline",
         ));
     }
@@ -244,7 +245,7 @@ fn parse_file_type(raw: &str) -> Result<FileType, IdeError> {
     }
     Err(IdeError::invalid(
         "file_type",
-        "invalid_value",
+        Reason::InvalidValue,
         format!(
             "unknown file_type {raw:?}: use \"all\", a ripgrep type name (java, kotlin, xml, js, ts, py, rust, go, md, json, yaml, ...) or an extension with its dot (\".kt\")"
         ),
@@ -390,20 +391,20 @@ pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
             scratch: Vec::new(),
         });
     }
-    let too_large = |reason: &str, limit: usize, what: &str| {
+    let too_large = |reason: Reason, limit: usize, what: &str| {
         IdeError::new(
             "regex_too_large",
             format!(
                 "the regex is too large: {what} exceeds the limit of {limit} bytes; search a literal (regex: false) or a shorter regex"
             ),
         )
-        .with("reason", reason)
+        .because(reason)
         .with("limit", limit)
         .with("patternBytes", args.pattern.len())
     };
     if args.pattern.len() > MAX_REGEX_PATTERN_BYTES {
         return Err(too_large(
-            "pattern_bytes",
+            Reason::PatternBytes,
             MAX_REGEX_PATTERN_BYTES,
             &format!("its {} bytes", args.pattern.len()),
         ));
@@ -415,7 +416,7 @@ pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
         .map(LineMatcher::Regex)
         .map_err(|e| {
             if let regex::Error::CompiledTooBig(limit) = &e {
-                return too_large("compiled_size", *limit, "its compiled form");
+                return too_large(Reason::CompiledSize, *limit, "its compiled form");
             }
             let full = e.to_string();
             let summary = full

@@ -37,10 +37,12 @@ use serde_json::{Map, Value};
 
 use crate::tools::wire::{Failed, Succeeded};
 
-use crate::dispatch::{ToolCall, ToolOutcome};
-use crate::fs::{file_name_of, EntryKind, Fs};
+use crate::call::{ToolCall, ToolOutcome};
+use crate::fs::{EntryKind, Fs};
+use crate::error::Reason;
 use crate::path_guard::PathError;
-use crate::tools::{guarded, OpenFs, SKIPPED_DIRS};
+use crate::layout::{file_name_of, SKIPPED_DIRS};
+use crate::tools::{guarded, OpenFs};
 
 /// One failure of an IDE tool: a snake_case `kind`, a one-line message and
 /// machine-readable details.
@@ -70,12 +72,17 @@ impl IdeError {
         self
     }
 
+    /// `reason` as the next `details` member, its wire string.
+    pub fn because(self, reason: Reason) -> IdeError {
+        self.with("reason", reason.as_str())
+    }
+
     /// `invalid_params` for `field` (`reason`: `missing`, `wrong_type`,
     /// `empty`, `out_of_range`, `invalid_value`, `conflict`).
-    pub fn invalid(field: &str, reason: &str, message: impl Into<String>) -> IdeError {
+    pub fn invalid(field: &str, reason: Reason, message: impl Into<String>) -> IdeError {
         IdeError::new("invalid_params", message)
             .with("field", field)
-            .with("reason", reason)
+            .because(reason)
     }
 
     /// The failure document.
@@ -202,7 +209,7 @@ impl<'a> Params<'a> {
                 "invalid_params",
                 format!("params must be a JSON object, got {}", json_type(value)),
             )
-            .with("reason", "not_object")),
+            .because(Reason::NotObject)),
         }
     }
 
@@ -225,12 +232,12 @@ impl<'a> Params<'a> {
         match self.opt_str(name)? {
             None => Err(IdeError::invalid(
                 name,
-                "missing",
+                Reason::Missing,
                 format!("missing required parameter '{name}'"),
             )),
             Some(s) if !allow_empty && s.trim().is_empty() => Err(IdeError::invalid(
                 name,
-                "empty",
+                Reason::Empty,
                 format!("parameter '{name}' must not be empty"),
             )),
             Some(s) => Ok(s),
@@ -260,7 +267,7 @@ impl<'a> Params<'a> {
             Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
             _ => Err(IdeError::invalid(
                 name,
-                "out_of_range",
+                Reason::OutOfRange,
                 if max == u64::MAX {
                     format!("parameter '{name}' must be an integer >= {min}, got {v}")
                 } else {
@@ -283,7 +290,7 @@ impl<'a> Params<'a> {
 fn wrong_type(name: &str, want: &str, got: &Value) -> IdeError {
     IdeError::invalid(
         name,
-        "wrong_type",
+        Reason::WrongType,
         format!("parameter '{name}' must be {want}, got {}", json_type(got)),
     )
 }
@@ -344,14 +351,6 @@ pub fn names_root(raw: &str) -> bool {
     !raw.is_empty() && raw.split('/').all(|c| c.is_empty() || c == ".")
 }
 
-/// A workspace-relative `/`-joined child path.
-fn child_path(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
 
 /// The ignore rules one directory adds (its `.ignore` and `.gitignore`),
 /// linked to those of the nearest ancestor in the walk that has any, as the
@@ -410,7 +409,7 @@ fn ignore_file(
     if !present {
         return Ok(Gitignore::empty());
     }
-    let path = child_path(dir, name);
+    let path = crate::layout::join(dir, name);
     let bytes = match fs.read(&path) {
         Ok(bytes) => bytes,
         Err(e) if describes_the_tree(&e) => return Ok(Gitignore::empty()),
@@ -507,7 +506,7 @@ fn admitted(rules: Option<&DirRules>, path: &str, is_dir: bool, types: Option<&T
 /// and only the ignore files at and below it apply.
 ///
 /// Everything goes through `fs` (`list_dir` from the root down, ignore files
-/// with `read`), so the held root handle confines it and a [`FaultFs`]
+/// with `read`), so the held root handle confines it and a `FaultFs`
 /// reaches it. An entry that vanished or may not be read is skipped; any
 /// other I/O error is the tool's `io_error` (`describes_the_tree`).
 ///
@@ -519,7 +518,7 @@ fn admitted(rules: Option<&DirRules>, path: &str, is_dir: bool, types: Option<&T
 /// lookups, each linear in the path. No recursion: a pending-directory stack
 /// holds O(E) paths. The `the_walk_lists_each_directory_once` test counts it.
 ///
-/// [`FaultFs`]: crate::fs::FaultFs
+/// `FaultFs`: crate::fs::FaultFs
 pub fn walk_files(
     fs: &dyn Fs,
     start: &str,
@@ -565,7 +564,7 @@ fn walk_below(
                 Some(step) => name == step,
                 None => !(is_dir && SKIPPED_DIRS.contains(&name.as_str())),
             };
-            let path = child_path(&dir, name);
+            let path = crate::layout::join(&dir, name);
             if !wanted || !admitted(rules.as_deref(), &path, is_dir, types) {
                 continue;
             }
@@ -576,7 +575,7 @@ fn walk_below(
                 }
                 // A commit's staged temp file is never workspace content,
                 // even while a concurrent writer holds it (C-commit-temp-name).
-                EntryKind::File if !crate::commit::is_temp_name(&path) => files.push(path),
+                EntryKind::File if !crate::layout::is_temp_name(&path) => files.push(path),
                 _ => {}
             }
         }
@@ -587,7 +586,7 @@ fn walk_below(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::dispatch::{Session, ToolCall};
+    use crate::call::{Session, ToolCall};
     use crate::fs::{FaultFs, FsOp, RealFs};
     use crate::tools::OpenFs;
     use proptest::prelude::*;
@@ -713,7 +712,7 @@ pub(crate) mod tests {
     /// `ignore::WalkBuilder` on the real root, kept as the oracle that the
     /// `Fs` walk must agree with (C-ide-walk's semantics are ripgrep's).
     mod ripgrep_oracle {
-        use crate::tools::SKIPPED_DIRS;
+        use crate::layout::SKIPPED_DIRS;
         use std::path::Path;
 
         fn rel_of(root: &Path, path: &Path) -> Option<String> {
@@ -778,7 +777,7 @@ pub(crate) mod tests {
                     *seen_start = true;
                 }
                 if entry.file_type().is_some_and(|t| t.is_file())
-                    && !crate::commit::is_temp_name(&rel)
+                    && !crate::layout::is_temp_name(&rel)
                 {
                     files.push(rel);
                 }

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 pub use crate::tools::tul::read_file::Encoding;
 
+use crate::error::Reason;
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::Lines;
@@ -118,7 +119,7 @@ pub fn parse(params: &Value) -> Result<ReadArgs, IdeError> {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Err(IdeError::invalid(
                 "line",
-                "conflict",
+                Reason::Conflict,
                 "'line' cannot be combined with 'start_line' or 'end_line': give a line (with context_lines) or a range",
             ))
         }
@@ -129,7 +130,7 @@ pub fn parse(params: &Value) -> Result<ReadArgs, IdeError> {
                 if e < s {
                     return Err(IdeError::invalid(
                         "end_line",
-                        "out_of_range",
+                        Reason::OutOfRange,
                         format!("end_line ({e}) is before start_line ({s})"),
                     ));
                 }

@@ -1,7 +1,7 @@
 //! `apply_patch`: the envelope tool (patch-envelope.md). A call is planned
 //! whole — envelope parsed, every path guarded, every stale check made,
 //! every hunk located — before the first byte is written; then the plan is
-//! committed through [`crate::commit`], all-or-nothing (`atomic: true`, the
+//! committed through `crate::commit`, all-or-nothing (`atomic: true`, the
 //! default) or section by section (`atomic: false`).
 //!
 //! Params: `patch` (string, required), `expectedSha256ByPath` (object,
@@ -14,9 +14,9 @@
 //! extension carrying the partial `changedFiles` of a non-atomic run.
 //!
 //! Refusals carry what an agent needs to retry (extensions, failure path
-//! only): a `diagnosis` of a hunk that did not apply ([`crate::diagnose`]),
+//! only): a `diagnosis` of a hunk that did not apply (`crate::diagnose`),
 //! and `details.hint` with its stable companions (`similarPaths`,
-//! `looksLike`, `relativePath`: [`crate::hints`]); the wire `message` ends
+//! `looksLike`, `relativePath`: `crate::hints`); the wire `message` ends
 //! with `; hint: <hint>`. Their costs are bounded where they are computed.
 
 use std::collections::{BTreeMap, HashMap};
@@ -30,24 +30,31 @@ use serde_json::{json, Map, Value};
 use crate::commit::{commit, Change};
 use crate::content::{Content, Splice, Splicing};
 use crate::diagnose;
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::envelope::{self, Patch, Section, SectionKind};
-use crate::fs::{parent_of, EntryKind, Fs};
+pub use crate::error::ErrorKind;
+use crate::error::{Reason, ToolError};
+use crate::fs::{EntryKind, Fs};
+use crate::layout::parent_of;
 use crate::hash::{is_sha256_hex, same_digest, sha256_hex};
 use crate::hints::{self, Looking};
 use crate::matching::{HunkError, HunkFailure, Matcher};
 use crate::path_guard::{resolve, GuardOptions, GuardedPath, PathError};
-use crate::repair;
 use crate::tools::wire::{Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};
 
-/// The params of `apply_patch`, as [`parse_params`] reads them (into the
+#[cfg(feature = "testing")]
+pub mod repair;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod repair;
+
+/// The params of `apply_patch`, as `read_params` reads them (into the
 /// patch text and [`ApplyOptions`]). Other keys are ignored; `null` counts as
 /// absent.
 #[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(title = "apply_patch params")]
-pub struct ApplyPatchParams {
+pub(crate) struct ApplyPatchParams {
     /// The whole envelope: `*** Begin Patch`, one or more file sections
     /// (`*** Add File: <path>`, `*** Update File: <path>` with `@@` hunks,
     /// `*** Delete File: <path>`, `*** Move File: <from> -> <to>` or an
@@ -67,7 +74,7 @@ pub struct ApplyPatchParams {
 /// One value of `expectedSha256ByPath`: 64 hex digits, or `""`.
 #[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[schemars(inline)]
-pub struct ExpectedSha256(
+pub(crate) struct ExpectedSha256(
     /// 64 hex digits (either case), or `""` for "must not exist".
     #[schemars(regex(pattern = r"^([0-9a-fA-F]{64})?$"))]
     pub String,
@@ -78,7 +85,7 @@ pub struct ExpectedSha256(
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 #[schemars(title = "apply_patch result")]
-pub enum ApplyPatchDocument<'a> {
+pub(crate) enum ApplyPatchDocument<'a> {
     /// Every section applied.
     Applied {
         /// Always `true` here.
@@ -101,7 +108,7 @@ pub enum ApplyPatchDocument<'a> {
 /// `data` of an `apply_patch` result.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ApplyData<'a> {
+pub(crate) struct ApplyData<'a> {
     /// The files changed, in section order.
     pub changed_files: &'a [ChangedFile],
     /// The `atomic` mode the call ran in.
@@ -110,7 +117,7 @@ pub struct ApplyData<'a> {
 
 /// `error` of a refused `apply_patch` call.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ApplyPatchError<'a> {
+pub(crate) struct ApplyPatchError<'a> {
     /// The error kind (patch-envelope.md's vocabulary).
     pub kind: ErrorKind,
     /// One line naming the file, the hunk and the reason; ends with
@@ -134,92 +141,9 @@ struct DetailsSchema {
     /// fits the workspace as it is (checked by a dry run). The tool never
     /// applies it; a host may send `patch` as a new call.
     #[serde(default)]
-    repair: crate::repair::Repair,
+    repair: repair::Repair,
     #[serde(flatten)]
     other: Map<String, Value>,
-}
-
-/// The error kinds of patch-envelope.md, as they appear on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The envelope does not follow the grammar.
-    PatchParseError,
-    /// A hunk's context was not found.
-    PatchApplyError,
-    /// A hunk's context occurs more than once.
-    MultipleMatches,
-    /// A hunk overlaps an earlier hunk of the same section.
-    OverlappingEdits,
-    /// A file's hash is not the expected one.
-    StaleFile,
-    /// A path leads outside the workspace.
-    OutsideWorkspace,
-    /// The call itself is invalid (absolute path, bad params, move onto itself, I/O failure).
-    CommandFailed,
-    /// A file or parent directory does not exist.
-    NotFound,
-    /// The file to create already exists.
-    AlreadyExists,
-}
-
-impl ErrorKind {
-    /// The wire name, e.g. `stale_file`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::PatchParseError => "patch_parse_error",
-            ErrorKind::PatchApplyError => "patch_apply_error",
-            ErrorKind::MultipleMatches => "multiple_matches",
-            ErrorKind::OverlappingEdits => "overlapping_edits",
-            ErrorKind::StaleFile => "stale_file",
-            ErrorKind::OutsideWorkspace => "outside_workspace",
-            ErrorKind::CommandFailed => "command_failed",
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::AlreadyExists => "already_exists",
-        }
-    }
-}
-
-/// A refusal: its kind, a one-line message naming the file, hunk and reason,
-/// and the structured details of the spec (`path`, `hunkIndex`, `reason`, ...).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PatchError {
-    /// The kind.
-    pub kind: ErrorKind,
-    /// Human-readable, names where.
-    pub message: String,
-    /// The wire `details` object.
-    pub details: Map<String, Value>,
-}
-
-impl PatchError {
-    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        PatchError {
-            kind,
-            message: message.into(),
-            details: Map::new(),
-        }
-    }
-
-    fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.details.insert(key.to_string(), value.into());
-        self
-    }
-
-    /// The agent hint (`details.hint`, docs/diagnostics.md), if any.
-    pub fn hint(&self) -> Option<&str> {
-        self.details.get("hint").and_then(Value::as_str)
-    }
-
-    /// The message as the wire carries it: with the hint appended after
-    /// `; hint: `, so a host that forwards only the message keeps it.
-    pub fn message_with_hint(&self) -> String {
-        match self.hint() {
-            Some(hint) => format!("{}; hint: {hint}", self.message),
-            None => self.message.clone(),
-        }
-    }
 }
 
 /// What a section did, for `changedFiles` (serialized as is).
@@ -228,11 +152,44 @@ pub struct ChangedFile {
     /// The path as normalised (for a move, the destination).
     pub path: String,
     /// `add`, `update`, `delete` or `move`.
-    #[schemars(extend("enum" = ["add", "update", "delete", "move"]))]
-    pub operation: &'static str,
+    #[schemars(with = "String", extend("enum" = ["add", "update", "delete", "move"]))]
+    pub operation: Operation,
     /// For a move, the source.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
+}
+
+/// What a section of an envelope does to its file (`changedFiles[].operation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// `*** Add File`.
+    Add,
+    /// `*** Update File` without a move.
+    Update,
+    /// `*** Delete File`.
+    Delete,
+    /// `*** Update File` with `*** Move to`.
+    Move,
+}
+
+impl Operation {
+    /// The wire name: `add`, `update`, `delete` or `move`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Add => "add",
+            Operation::Update => "update",
+            Operation::Delete => "delete",
+            Operation::Move => "move",
+        }
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so that a width (`{:<6}`) applies.
+        f.pad(self.as_str())
+    }
 }
 
 /// How to apply.
@@ -246,14 +203,14 @@ pub struct ApplyOptions {
     pub expected_sha256: BTreeMap<String, String>,
     /// The workspace's path as the caller names it. Used only for a hint:
     /// an absolute path inside it is refused with its workspace-relative
-    /// form suggested ([`crate::hints::relative_to_root`]).
+    /// form suggested (`crate::hints::relative_to_root`).
     pub workspace_root: Option<PathBuf>,
     /// Diagnose a refused hunk (and the hunks of a `stale_file` Update):
     /// `details.diagnosis`, its hint, and the cause in the message
     /// (docs/diagnostics.md). On by default. The fuzzers turn it off on
     /// most inputs: it costs more than the apply it explains, and they
     /// check the apply (docs/fuzzing.md). It also governs the repair
-    /// search of a refused envelope ([`crate::repair`]).
+    /// search of a refused envelope (`repair`).
     pub diagnose: bool,
 }
 
@@ -269,24 +226,30 @@ impl Default for ApplyOptions {
     }
 }
 
-/// The outcome of [`apply`]: the files changed (or, on a dry run, that would
+/// The outcome of `apply`: the files changed (or, on a dry run, that would
 /// change), and the error that stopped it, if any.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Applied {
     /// What changed, in plan order (partial when a non-atomic run failed).
     pub changed_files: Vec<ChangedFile>,
     /// Why it stopped.
-    pub error: Option<PatchError>,
+    pub error: Option<ToolError>,
 }
 
-/// Run one `apply_patch` call from its wire params.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_for_writing)
+impl Applied {
+    /// The files changed, or the refusal (dropping the sections a
+    /// non-atomic run applied before it).
+    pub(crate) fn into_result(self) -> Result<Vec<ChangedFile>, ToolError> {
+        match self.error {
+            None => Ok(self.changed_files),
+            Some(error) => Err(error),
+        }
+    }
 }
 
-/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is
 /// `command_failed` with reason `internal_error`.
-pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
+pub(crate) fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     guarded(|| execute(call, open), || internal_error(call))
 }
 
@@ -296,11 +259,11 @@ fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
         .get("atomic")
         .and_then(Value::as_bool)
         .unwrap_or(true);
-    let error = PatchError::new(
+    let error = ToolError::new(
         ErrorKind::CommandFailed,
         "internal error: the engine failed unexpectedly (a bug); the workspace may be partly written",
     )
-    .with("reason", "internal_error");
+    .because(Reason::InternalError);
     outcome(
         atomic,
         &Applied {
@@ -311,7 +274,7 @@ fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
 }
 
 fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
-    let (patch, mut options) = match parse_params(call.params) {
+    let (patch, mut options) = match read_params(call.params) {
         Ok(p) => p,
         Err(e) => {
             return outcome(
@@ -326,11 +289,11 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let fs = match open(call.workspace_root) {
         Ok(fs) => fs,
         Err(e) => {
-            let error = PatchError::new(
+            let error = ToolError::new(
                 ErrorKind::CommandFailed,
                 format!("cannot open the workspace: {e}"),
             )
-            .with("reason", "io_error");
+            .because(Reason::IoError);
             return outcome(
                 options.atomic,
                 &Applied {
@@ -341,7 +304,7 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
         }
     };
     options.workspace_root = std::path::absolute(call.workspace_root).ok();
-    let applied = apply(&*fs, &patch, &options);
+    let applied = apply_text(&*fs, &patch, &options);
     outcome(options.atomic, &applied)
 }
 
@@ -380,16 +343,22 @@ pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
     }
 }
 
-fn invalid_params(message: &str) -> PatchError {
-    PatchError::new(
+fn invalid_params(message: &str) -> ToolError {
+    ToolError::new(
         ErrorKind::CommandFailed,
         format!("invalid params: {message}"),
     )
-    .with("reason", "invalid_params")
+    .because(Reason::InvalidParams)
 }
 
 /// Read `patch`, `expectedSha256ByPath` and `atomic` from the params.
-pub fn parse_params(params: &Value) -> Result<(String, ApplyOptions), PatchError> {
+#[cfg(feature = "testing")]
+pub fn parse_params(params: &Value) -> Result<(String, ApplyOptions), ToolError> {
+    read_params(params)
+}
+
+/// Read `patch`, `expectedSha256ByPath` and `atomic` from the params.
+fn read_params(params: &Value) -> Result<(String, ApplyOptions), ToolError> {
     let Some(obj) = params.as_object() else {
         return Err(invalid_params("params must be an object"));
     };
@@ -419,17 +388,17 @@ pub fn parse_params(params: &Value) -> Result<(String, ApplyOptions), PatchError
     Ok((patch, options))
 }
 
-fn malformed_sha(path: &str) -> PatchError {
-    PatchError::new(
+fn malformed_sha(path: &str) -> ToolError {
+    ToolError::new(
         ErrorKind::CommandFailed,
         format!("{path}: expectedSha256ByPath value is not a SHA-256 (64 hex digits) nor \"\""),
     )
     .with("path", path)
-    .with("reason", "malformed_sha256")
+    .because(Reason::MalformedSha256)
 }
 
 /// Every `expectedSha256ByPath` value must be `""` or 64 hex digits.
-fn check_expected(options: &ApplyOptions) -> Result<(), PatchError> {
+fn check_expected(options: &ApplyOptions) -> Result<(), ToolError> {
     match options
         .expected_sha256
         .iter()
@@ -440,31 +409,32 @@ fn check_expected(options: &ApplyOptions) -> Result<(), PatchError> {
     }
 }
 
-/// [`apply`] for an envelope given as bytes: invalid UTF-8 is a
+/// `apply` for an envelope given as bytes: invalid UTF-8 is a
 /// `patch_parse_error` at the line where it occurs.
 pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied {
-    // The same order as `apply`: a malformed hash, then two keys that
-    // disagree about one path, are named before the envelope (found by
-    // fuzzing: fuzz/regressions/envelope_apply/b3-…).
-    if let Err(e) =
-        check_expected(options).and_then(|()| expected_by_path(fs, &options.expected_sha256))
-    {
-        return Applied {
-            changed_files: Vec::new(),
-            error: Some(e),
-        };
-    }
     match std::str::from_utf8(patch) {
-        Ok(text) => apply(fs, text, options),
+        // `prepare` checks the hashes, once.
+        Ok(text) => apply_text(fs, text, options),
         Err(_) => {
+            // The same order as a text envelope: a malformed hash, then two
+            // keys that disagree about one path, are named before the
+            // envelope (found by fuzzing: fuzz/regressions/envelope_apply/b3-…).
+            if let Err(e) = check_expected(options)
+                .and_then(|()| expected_by_path(fs, &options.expected_sha256))
+            {
+                return Applied {
+                    changed_files: Vec::new(),
+                    error: Some(e),
+                };
+            }
             let e = envelope::parse_bytes(patch).err();
             let (line, message) = e
                 .map_or((1, "the envelope is not valid UTF-8".to_string()), |e| {
                     (e.line, e.to_string())
                 });
-            let error = PatchError::new(ErrorKind::PatchParseError, message)
+            let error = ToolError::new(ErrorKind::PatchParseError, message)
                 .with("line", line)
-                .with("reason", "patch_parse_error");
+                .because(Reason::PatchParseError);
             Applied {
                 changed_files: Vec::new(),
                 // Only the lines the shape check reads are decoded. Invalid
@@ -487,9 +457,15 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
 
 /// Parse, plan and (unless a dry run) commit an envelope against `fs`.
 /// A refusal with [`ApplyOptions::diagnose`] set that changed nothing is
-/// searched for a repair ([`crate::repair`]): `details.repair` when exactly
+/// searched for a repair ([`repair`]): `details.repair` when exactly
 /// one correction of the envelope fits, never applied here.
+#[cfg(any(test, feature = "testing"))]
 pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
+    apply_text(fs, patch_text, options)
+}
+
+/// [`apply_bytes`] for an envelope given as text.
+pub(crate) fn apply_text(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let applied = apply_once(fs, patch_text, options);
     match applied.error {
         Some(error) if options.diagnose && applied.changed_files.is_empty() => {
@@ -503,7 +479,7 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     }
 }
 
-/// [`apply`] without the repair search.
+/// `apply` without the repair search.
 fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
     let fail = |error| Applied {
         changed_files: Vec::new(),
@@ -537,13 +513,13 @@ fn prepare<'t, 'f>(
     fs: &'f dyn Fs,
     patch_text: &'t str,
     options: &'f ApplyOptions,
-) -> Result<(Patch<'t>, Planner<'f>), PatchError> {
+) -> Result<(Patch<'t>, Planner<'f>), ToolError> {
     check_expected(options)?;
     let expected = expected_by_path(fs, &options.expected_sha256)?;
     let patch = envelope::parse(patch_text).map_err(|e| {
-        let error = PatchError::new(ErrorKind::PatchParseError, e.to_string())
+        let error = ToolError::new(ErrorKind::PatchParseError, e.to_string())
             .with("line", e.line)
-            .with("reason", "patch_parse_error");
+            .because(Reason::PatchParseError);
         with_shape_hint(error, patch_text, e.line)
     })?;
     let planner = Planner {
@@ -560,7 +536,7 @@ fn prepare<'t, 'f>(
 fn plan_all(
     planner: &mut Planner<'_>,
     patch: &Patch<'_>,
-) -> Result<(Vec<Change>, Vec<ChangedFile>), PatchError> {
+) -> Result<(Vec<Change>, Vec<ChangedFile>), ToolError> {
     let mut changes = Vec::new();
     let mut changed_files = Vec::new();
     for (index, section) in patch.sections.iter().enumerate() {
@@ -580,7 +556,7 @@ pub(crate) fn planned_effect(
     patch_text: &str,
     options: &ApplyOptions,
     hash: bool,
-) -> Result<Option<String>, PatchError> {
+) -> Result<Option<String>, ToolError> {
     let quiet = ApplyOptions {
         diagnose: false,
         ..options.clone()
@@ -633,10 +609,10 @@ fn sequential(planner: &mut Planner<'_>, patch: &Patch<'_>, dry_run: bool) -> Ap
     }
 }
 
-fn commit_error(e: crate::commit::CommitError) -> PatchError {
-    PatchError::new(ErrorKind::CommandFailed, format!("commit failed: {e}"))
+fn commit_error(e: crate::commit::CommitError) -> ToolError {
+    ToolError::new(ErrorKind::CommandFailed, format!("commit failed: {e}"))
         .with("path", e.path.clone())
-        .with("reason", "io_error")
+        .because(Reason::IoError)
         .with("step", e.step)
         .with("rolledBack", e.rollback())
 }
@@ -648,7 +624,7 @@ fn commit_error(e: crate::commit::CommitError) -> PatchError {
 fn expected_by_path(
     fs: &dyn Fs,
     map: &BTreeMap<String, String>,
-) -> Result<HashMap<String, (String, String)>, PatchError> {
+) -> Result<HashMap<String, (String, String)>, ToolError> {
     let mut out: HashMap<String, (String, String)> = HashMap::new();
     for (path, sha) in map {
         let Ok(guarded) = resolve(fs, path, GuardOptions::default()) else {
@@ -659,7 +635,7 @@ fn expected_by_path(
             if same_digest(first_sha, sha) {
                 continue;
             }
-            return Err(PatchError::new(
+            return Err(ToolError::new(
                 ErrorKind::CommandFailed,
                 format!(
                     "expectedSha256ByPath: the keys {first:?} and {path:?} both name {} but expect different digests",
@@ -668,7 +644,7 @@ fn expected_by_path(
             )
             .with("path", guarded.normalized.as_str())
             .with("keys", vec![first.clone(), path.clone()])
-            .with("reason", "conflicting_expected_sha256"));
+            .because(Reason::ConflictingExpectedSha256));
         }
         out.insert(guarded.normalized, (path.clone(), sha.clone()));
     }
@@ -692,9 +668,9 @@ impl Planner<'_> {
         &mut self,
         index: usize,
         section: &Section<'_>,
-    ) -> Result<(Vec<Change>, ChangedFile), PatchError> {
+    ) -> Result<(Vec<Change>, ChangedFile), ToolError> {
         let line = section.span.line;
-        let here = |e: PatchError| e.with("section", index).with("sectionLine", line);
+        let here = |e: ToolError| e.with("section", index).with("sectionLine", line);
         match &section.kind {
             SectionKind::Add {
                 path,
@@ -715,7 +691,7 @@ impl Planner<'_> {
                         mode: None,
                     }],
                     ChangedFile {
-                        operation: "add",
+                        operation: Operation::Add,
                         path: p.normalized,
                         from: None,
                     },
@@ -730,7 +706,7 @@ impl Planner<'_> {
                         size: before.len() as u64,
                     }],
                     ChangedFile {
-                        operation: "delete",
+                        operation: Operation::Delete,
                         path: p.normalized,
                         from: None,
                     },
@@ -749,7 +725,7 @@ impl Planner<'_> {
                 if let Some(dest) = &dest {
                     if dest.target == source.target || dest.normalized == source.normalized {
                         return Err(here(
-                            PatchError::new(
+                            ToolError::new(
                                 ErrorKind::CommandFailed,
                                 format!(
                                     "{path}: a move onto itself (\"{path}\" -> \"{}\")",
@@ -757,7 +733,7 @@ impl Planner<'_> {
                                 ),
                             )
                             .with("path", *path)
-                            .with("reason", "same_path"),
+                            .because(Reason::SamePath),
                         ));
                     }
                 }
@@ -798,7 +774,7 @@ impl Planner<'_> {
                                 },
                             ],
                             ChangedFile {
-                                operation: "move",
+                                operation: Operation::Move,
                                 path: dest.normalized,
                                 from: Some(source.normalized),
                             },
@@ -812,7 +788,7 @@ impl Planner<'_> {
                             mode,
                         }],
                         ChangedFile {
-                            operation: "update",
+                            operation: Operation::Update,
                             path: source.normalized,
                             from: None,
                         },
@@ -823,7 +799,7 @@ impl Planner<'_> {
     }
 
     /// Guard a path and claim it for this section.
-    fn guard(&mut self, raw: &str, line: usize) -> Result<GuardedPath, PatchError> {
+    fn guard(&mut self, raw: &str, line: usize) -> Result<GuardedPath, ToolError> {
         let p = resolve(self.fs, raw, GuardOptions::for_writing()).map_err(|e| {
             let relative = match &e {
                 PathError::Absolute(_) => Some(
@@ -844,7 +820,7 @@ impl Planner<'_> {
         for key in [&p.target, &p.entry] {
             if let Some(&first) = self.claimed.get(key.as_str()) {
                 if first != line {
-                    return Err(PatchError::new(
+                    return Err(ToolError::new(
                         ErrorKind::PatchParseError,
                         format!(
                             "line {line}: path \"{raw}\" names the same file as the section at line {first}; each path may appear in one section"
@@ -852,7 +828,7 @@ impl Planner<'_> {
                     )
                     .with("path", raw)
                     .with("line", line)
-                    .with("reason", "duplicate_path"));
+                    .because(Reason::DuplicatePath));
                 }
             }
         }
@@ -873,12 +849,12 @@ impl Planner<'_> {
         current: Option<&[u8]>,
         digest: Option<&str>,
         creates: bool,
-    ) -> Result<(), PatchError> {
+    ) -> Result<(), ToolError> {
         let Some((raw, expected)) = self.expected.get(&p.normalized) else {
             return Ok(());
         };
         let stale = |actual: Value| {
-            PatchError::new(
+            ToolError::new(
                 ErrorKind::StaleFile,
                 format!("{raw}: the file is not the one the patch was written against"),
             )
@@ -920,11 +896,11 @@ impl Planner<'_> {
     /// read again). Other errors pass through.
     fn stale_diagnosis(
         &self,
-        e: PatchError,
+        e: ToolError,
         p: &GuardedPath,
         raw: &str,
         hunks: &[envelope::Hunk<'_>],
-    ) -> PatchError {
+    ) -> ToolError {
         if e.kind != ErrorKind::StaleFile || !self.diagnose {
             return e;
         }
@@ -939,14 +915,14 @@ impl Planner<'_> {
         }
     }
 
-    fn kind(&self, path: &str, raw: &str) -> Result<Option<EntryKind>, PatchError> {
+    fn kind(&self, path: &str, raw: &str) -> Result<Option<EntryKind>, ToolError> {
         self.fs.kind(path).map_err(|e| io_error(raw, &e))
     }
 
     /// `already_exists` (with `hint`) when something is at `p`.
-    fn must_be_absent(&self, p: &GuardedPath, raw: &str, hint: String) -> Result<(), PatchError> {
+    fn must_be_absent(&self, p: &GuardedPath, raw: &str, hint: String) -> Result<(), ToolError> {
         if self.kind(&p.entry, raw)?.is_some() || self.kind(&p.target, raw)?.is_some() {
-            return Err(PatchError::new(
+            return Err(ToolError::new(
                 ErrorKind::AlreadyExists,
                 format!("{raw}: the file already exists"),
             )
@@ -956,17 +932,17 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn parent_must_exist(&self, p: &GuardedPath, raw: &str) -> Result<(), PatchError> {
+    fn parent_must_exist(&self, p: &GuardedPath, raw: &str) -> Result<(), ToolError> {
         let parent = parent_of(&p.target);
         if self.kind(parent, raw)? != Some(EntryKind::Dir) {
             let wanted = parent_of(&p.normalized);
             let similar = hints::similar_paths(self.fs, wanted, Looking::Dir);
-            let error = PatchError::new(
+            let error = ToolError::new(
                 ErrorKind::NotFound,
                 format!("{raw}: the parent directory does not exist (apply_patch never creates directories)"),
             )
             .with("path", raw)
-            .with("reason", "missing_parent")
+            .because(Reason::MissingParent)
             .with("hint", hints::missing_parent_hint(wanted, &similar));
             return Err(with_similar_paths(error, &similar));
         }
@@ -975,7 +951,7 @@ impl Planner<'_> {
 
     /// `not_found` of a file to update, move or delete (`deleting`), with
     /// the closest existing paths.
-    fn missing_file(&self, p: &GuardedPath, raw: &str, deleting: bool) -> PatchError {
+    fn missing_file(&self, p: &GuardedPath, raw: &str, deleting: bool) -> ToolError {
         let similar = hints::similar_paths(self.fs, &p.normalized, Looking::File);
         let error =
             missing_file(raw).with("hint", hints::missing_file_hint(raw, &similar, deleting));
@@ -984,7 +960,7 @@ impl Planner<'_> {
 
     /// The file's bytes, `None` when nothing is there; a directory or other
     /// non-file is refused.
-    fn current(&self, p: &GuardedPath, raw: &str) -> Result<Option<Vec<u8>>, PatchError> {
+    fn current(&self, p: &GuardedPath, raw: &str) -> Result<Option<Vec<u8>>, ToolError> {
         self.current_with(p, raw, |fs, path| fs.read(path))
     }
 
@@ -994,18 +970,18 @@ impl Planner<'_> {
         p: &GuardedPath,
         raw: &str,
         read: impl FnOnce(&dyn Fs, &str) -> std::io::Result<T>,
-    ) -> Result<Option<T>, PatchError> {
+    ) -> Result<Option<T>, ToolError> {
         match self.kind(&p.target, raw)? {
             Some(EntryKind::File) => read(self.fs, &p.target)
                 .map(Some)
                 .map_err(|e| io_error(raw, &e)),
             None => Ok(None),
-            Some(_) => Err(PatchError::new(
+            Some(_) => Err(ToolError::new(
                 ErrorKind::CommandFailed,
                 format!("{raw}: not a regular file"),
             )
             .with("path", raw)
-            .with("reason", "not_a_file")),
+            .because(Reason::NotAFile)),
         }
     }
 
@@ -1015,7 +991,7 @@ impl Planner<'_> {
         p: &GuardedPath,
         raw: &str,
         deleting: bool,
-    ) -> Result<Vec<u8>, PatchError> {
+    ) -> Result<Vec<u8>, ToolError> {
         let current = self.current(p, raw)?;
         self.stale_check(p, current.as_deref(), None, false)?;
         current.ok_or_else(|| self.missing_file(p, raw, deleting))
@@ -1033,12 +1009,12 @@ impl Planner<'_> {
         p: &GuardedPath,
         raw: &str,
         hunks: &[envelope::Hunk<'_>],
-    ) -> Result<(Vec<u8>, Planned), PatchError> {
+    ) -> Result<(Vec<u8>, Planned), ToolError> {
         let checked = self
             .expected
             .get(&p.normalized)
             .is_some_and(|(_, expected)| !expected.is_empty());
-        let read = || -> Result<_, PatchError> {
+        let read = || -> Result<_, ToolError> {
             if !checked {
                 return Ok((self.current(p, raw)?, None));
             }
@@ -1068,7 +1044,7 @@ impl Planner<'_> {
 
 /// The bytes of an Add section: lines joined by `\n`, and a final `\n` iff
 /// the last line is non-empty and no `\ No newline at end of file` follows.
-pub fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
+pub(crate) fn add_content(lines: &[&str], no_newline_at_end: bool) -> Vec<u8> {
     let mut out = lines.join("\n").into_bytes();
     if !no_newline_at_end && lines.last().is_some_and(|l| !l.is_empty()) {
         out.push(b'\n');
@@ -1086,7 +1062,7 @@ const MATCHER_BESIDE_READ: usize = 4096;
 type Planned = Result<Splicing, HunkError>;
 
 /// `similarPaths` in the details, when there are any.
-fn with_similar_paths(error: PatchError, similar: &hints::Similar) -> PatchError {
+fn with_similar_paths(error: ToolError, similar: &hints::Similar) -> ToolError {
     if similar.paths.is_empty() {
         return error;
     }
@@ -1108,7 +1084,7 @@ fn shape_prefix(patch: &[u8]) -> &[u8] {
 
 /// A parse error of a text that is really a unified diff, a fenced block
 /// or a heredoc says so (`looksLike` and a hint).
-fn with_shape_hint(error: PatchError, text: &str, line: usize) -> PatchError {
+fn with_shape_hint(error: ToolError, text: &str, line: usize) -> ToolError {
     match hints::envelope_shape(text, line) {
         Some((Some(shape), hint)) => error.with("looksLike", shape.as_str()).with("hint", hint),
         Some((None, hint)) => error.with("hint", hint),
@@ -1118,45 +1094,45 @@ fn with_shape_hint(error: PatchError, text: &str, line: usize) -> PatchError {
 
 /// A plan whose stretches do not fit the file it was planned on: a bug,
 /// refused before anything is written.
-fn unplannable(raw: &str) -> PatchError {
-    PatchError::new(
+fn unplannable(raw: &str) -> ToolError {
+    ToolError::new(
         ErrorKind::CommandFailed,
         format!("{raw}: internal error: the planned edit does not fit the file (a bug); nothing was written"),
     )
     .with("path", raw)
-    .with("reason", "internal_error")
+    .because(Reason::InternalError)
 }
 
-fn missing_file(raw: &str) -> PatchError {
-    PatchError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
+fn missing_file(raw: &str) -> ToolError {
+    ToolError::new(ErrorKind::NotFound, format!("{raw}: no such file"))
         .with("path", raw)
-        .with("reason", "missing_file")
+        .because(Reason::MissingFile)
 }
 
-fn io_error(raw: &str, e: &std::io::Error) -> PatchError {
-    PatchError::new(ErrorKind::CommandFailed, format!("{raw}: {e}"))
+fn io_error(raw: &str, e: &std::io::Error) -> ToolError {
+    ToolError::new(ErrorKind::CommandFailed, format!("{raw}: {e}"))
         .with("path", raw)
-        .with("reason", "io_error")
+        .because(Reason::IoError)
 }
 
-fn path_error(raw: &str, e: PathError) -> PatchError {
+fn path_error(raw: &str, e: PathError) -> ToolError {
     let (kind, reason) = match &e {
-        PathError::Empty => (ErrorKind::CommandFailed, "empty_path"),
-        PathError::Nul => (ErrorKind::CommandFailed, "invalid_path"),
-        PathError::Backslash(_) => (ErrorKind::CommandFailed, "backslash_in_path"),
-        PathError::Absolute(_) => (ErrorKind::CommandFailed, "absolute_path"),
-        PathError::Escapes(_) => (ErrorKind::OutsideWorkspace, "escapes_workspace"),
+        PathError::Empty => (ErrorKind::CommandFailed, Reason::EmptyPath),
+        PathError::Nul => (ErrorKind::CommandFailed, Reason::InvalidPath),
+        PathError::Backslash(_) => (ErrorKind::CommandFailed, Reason::BackslashInPath),
+        PathError::Absolute(_) => (ErrorKind::CommandFailed, Reason::AbsolutePath),
+        PathError::Escapes(_) => (ErrorKind::OutsideWorkspace, Reason::EscapesWorkspace),
         PathError::SymlinkEscapes { .. } => {
-            (ErrorKind::OutsideWorkspace, "symlink_escapes_workspace")
+            (ErrorKind::OutsideWorkspace, Reason::SymlinkEscapesWorkspace)
         }
-        PathError::TooManyLinks(_) => (ErrorKind::CommandFailed, "too_many_symlinks"),
-        PathError::Private(_) => (ErrorKind::CommandFailed, "private_path"),
-        PathError::NotADirectory { .. } => (ErrorKind::NotFound, "missing_parent"),
-        PathError::Io { .. } => (ErrorKind::CommandFailed, "io_error"),
+        PathError::TooManyLinks(_) => (ErrorKind::CommandFailed, Reason::TooManySymlinks),
+        PathError::Private(_) => (ErrorKind::CommandFailed, Reason::PrivatePath),
+        PathError::NotADirectory { .. } => (ErrorKind::NotFound, Reason::MissingParent),
+        PathError::Io { .. } => (ErrorKind::CommandFailed, Reason::IoError),
     };
-    let mut err = PatchError::new(kind, e.to_string())
+    let mut err = ToolError::new(kind, e.to_string())
         .with("path", raw)
-        .with("reason", reason);
+        .because(reason);
     if let PathError::SymlinkEscapes { link, .. } = &e {
         err = err.with("symlink", link.as_str());
     }
@@ -1170,17 +1146,17 @@ fn hunk_error(
     original: &[u8],
     hash_verified: bool,
     diagnose: bool,
-) -> PatchError {
+) -> ToolError {
     let i = e.hunk_index;
     let at = hunks.get(i).map_or(0, |h| h.span.line);
-    let base = |kind, what: String, reason: &str| {
-        PatchError::new(
+    let base = |kind, what: String, reason: Reason| {
+        ToolError::new(
             kind,
             format!("{path}: hunk {i} (envelope line {at}): {what}"),
         )
         .with("path", path)
         .with("hunkIndex", i)
-        .with("reason", reason)
+        .because(reason)
         .with("hunkLine", at)
     };
     match e.failure {
@@ -1189,7 +1165,7 @@ fn hunk_error(
                 "context not found: its context and removed lines do not occur in the file"
                     .to_string();
             if !diagnose {
-                return base(ErrorKind::PatchApplyError, what, "context_not_found");
+                return base(ErrorKind::PatchApplyError, what, Reason::ContextNotFound);
             }
             let d = diagnose::hunk_not_found(original, hunks, i, hash_verified);
             what.push_str(&format!(" ({}", d.cause().as_str()));
@@ -1197,7 +1173,7 @@ fn hunk_error(
                 what.push_str(&format!(", nearest at line {line}"));
             }
             what.push(')');
-            base(ErrorKind::PatchApplyError, what, "context_not_found")
+            base(ErrorKind::PatchApplyError, what, Reason::ContextNotFound)
                 .with("hint", d.hint.clone())
                 .with("diagnosis", diagnose::diagnosis_json(&d))
         }
@@ -1212,7 +1188,7 @@ fn hunk_error(
                         more => format!(" … and {more} more"),
                     }
                 ),
-                "multiple_matches",
+                Reason::MultipleMatches,
             )
             .with("matchLines", lines);
             if !diagnose {
@@ -1226,10 +1202,10 @@ fn hunk_error(
         HunkFailure::Overlapping { other_hunk, line } => base(
             ErrorKind::OverlappingEdits,
             format!("overlaps hunk {other_hunk} (which applied at line {line}); merge the two hunks"),
-            "overlapping_edits",
+            Reason::OverlappingEdits,
         )
         .with("overlapsHunk", other_hunk),
-        HunkFailure::MisplacedNoNewlineMarker { envelope_line } => PatchError::new(
+        HunkFailure::MisplacedNoNewlineMarker { envelope_line } => ToolError::new(
             ErrorKind::PatchParseError,
             format!(
                 "line {envelope_line}: '\\ No newline at end of file' may only follow the last line of a side of the hunk"
@@ -1238,6 +1214,6 @@ fn hunk_error(
         .with("path", path)
         .with("hunkIndex", i)
         .with("line", envelope_line)
-        .with("reason", "misplaced_no_newline_marker"),
+        .because(Reason::MisplacedNoNewlineMarker),
     }
 }

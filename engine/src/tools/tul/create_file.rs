@@ -32,7 +32,9 @@ use serde_json::Value;
 
 use crate::commit::{commit, missing_parents, Change, CREATING_DIRECTORY};
 use crate::content::Content;
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
+use crate::events::TARGET;
+use crate::tools::ToolEvents;
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
@@ -239,15 +241,24 @@ pub fn parse_params(params: &Value) -> Result<CreateFileParams<'_>, CreateFileRe
 
 /// Run `workspace_create_file` on the workspace of `fs`.
 pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> CreateFileResult {
+    match parse_params(params) {
+        Ok(params) => create(fs, &params, options),
+        Err(refusal) => refusal,
+    }
+}
+
+/// [`create_file`] from params already read.
+pub(crate) fn create(
+    fs: &dyn Fs,
+    params: &CreateFileParams<'_>,
+    options: &CreateFileOptions,
+) -> CreateFileResult {
     use CreateFileErrorCode as E;
     let CreateFileParams {
         path: raw,
         content,
         overwrite,
-    } = match parse_params(params) {
-        Ok(p) => p,
-        Err(refusal) => return refusal,
-    };
+    } = *params;
     let overwrite = overwrite.unwrap_or(false);
     let fail = |code, message: String| CreateFileResult::fail(code, raw, message);
     let opts = GuardOptions {
@@ -399,13 +410,7 @@ pub fn create_file(fs: &dyn Fs, params: &Value, options: &CreateFileOptions) -> 
     }
 }
 
-/// Run one `workspace_create_file` call: the default options, except a size
-/// limit the session sets (`Session::limits`).
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_for_writing)
-}
-
-/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is
 /// `UnhandledException`.
 pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let raw_path = || {
@@ -447,10 +452,70 @@ pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     )
 }
 
+/// `workspace_create_file`'s own events (TUL-004 §6), beside the common
+/// ones of every call ([`crate::events`]).
+pub(crate) const EVENTS: ToolEvents = ToolEvents {
+    received: forwarded,
+    finished: executed,
+    stored: crate::tools::NO_EVENTS.stored,
+};
+
+/// `Tool.CreateFile.Forwarded`: what the call asks for.
+fn forwarded(tool: &str, call_id: &str, params: &Value) {
+    let path = params.get("path").and_then(Value::as_str).unwrap_or("");
+    let overwrite = params
+        .get("overwrite")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.CreateFile.Forwarded",
+        tool,
+        call_id,
+        path,
+        overwrite,
+    );
+}
+
+/// `Tool.CreateFile.Executed` and `Tool.CreateFile.ResultReceived`.
+fn executed(
+    tool: &str,
+    call_id: &str,
+    params: &Value,
+    outcome: &ToolOutcome,
+    code: &str,
+    duration_ms: f64,
+) {
+    let result = &outcome.result;
+    let size_bytes = result.get("sizeBytes").and_then(Value::as_u64).unwrap_or(0);
+    let hash = result.get("hash").and_then(Value::as_str).unwrap_or("");
+    let path = result.get("path").and_then(Value::as_str).unwrap_or("");
+    let overwrite = params
+        .get("overwrite")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let success = outcome.success;
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.CreateFile.Executed",
+        tool, call_id, path, overwrite, success, error_code = code, size_bytes, hash, duration_ms,
+    );
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.CreateFile.ResultReceived",
+        tool, call_id, success, error_code = code, size_bytes, hash,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commit::is_temp_name;
+
+    /// One call through the tool's wire entry, on the real filesystem.
+    fn run(call: &ToolCall<'_>) -> ToolOutcome {
+        run_with(call, &crate::tools::open_for_writing)
+    }
+    use crate::layout::is_temp_name;
     use crate::commit::tests::snapshot;
     use crate::fs::{FaultFs, FsOp, RealFs};
     use proptest::prelude::*;
@@ -801,7 +866,7 @@ mod tests {
     #[test]
     fn run_reports_through_the_tool_outcome() {
         let dir = ws();
-        let session = crate::dispatch::Session::default();
+        let session = crate::call::Session::default();
         let params = json!({"path": "old.txt", "content": "x"});
         let out = run(&ToolCall {
             tool_name: "workspace_create_file",
@@ -824,9 +889,9 @@ mod tests {
     #[test]
     fn run_takes_the_size_limit_from_the_session() {
         let dir = ws();
-        let mut session = crate::dispatch::Session::default();
+        let mut session = crate::call::Session::default();
         session.limits.create_file_max_bytes = Some(4);
-        let call = |params: &Value, session: &crate::dispatch::Session| {
+        let call = |params: &Value, session: &crate::call::Session| {
             run(&ToolCall {
                 tool_name: "workspace_create_file",
                 params,
@@ -841,7 +906,7 @@ mod tests {
         assert!(out.success, "{}", out.result);
         let out = call(
             &json!({"path": "big.txt", "content": "12345"}),
-            &crate::dispatch::Session::default(),
+            &crate::call::Session::default(),
         );
         assert!(
             out.success,

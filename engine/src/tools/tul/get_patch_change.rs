@@ -1,6 +1,6 @@
 //! `get_patch_change` (TUL-002 §7.1, §11): a stored `workspace_write_patch`
 //! batch, file patch or change by its canonical ID, with its derived
-//! unified diff (display only; see [`crate::store::unified_diff`]).
+//! unified diff (display only; see `crate::store::unified_diff`).
 //!
 //! `batchId` is required; `filePatchId` or `changeId` (not both) narrows
 //! the answer to one file patch or one change of that batch. An ID that is
@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
 use crate::store::{unified_diff, StoredBatch, StoredChange, StoredFilePatch};
 use crate::tools::wire::{document, Failed, Succeeded};
 use crate::tools::{guarded, OpenFs};

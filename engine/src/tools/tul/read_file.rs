@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::tools::wire::{Failed, Succeeded};
 
-use crate::dispatch::{Session, ToolCall, ToolOutcome};
+use crate::call::{Session, ToolCall, ToolOutcome};
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
@@ -354,6 +354,7 @@ pub fn read_at(fs: &dyn Fs, args: &ReadFileArgs) -> Result<FileContent, ReadFile
     })
 }
 
+#[cfg(test)]
 /// Run `workspace.read_file` on the workspace of `fs`.
 pub fn read_file(
     fs: &dyn Fs,
@@ -364,12 +365,7 @@ pub fn read_file(
     read_at(fs, &args)
 }
 
-/// Run one `workspace.read_file` call.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_real)
-}
-
-/// [`run`], opening the workspace with `open`. A panic (a bug) is
+/// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is
 /// `INTERNAL_ERROR`.
 pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let done = |result: Result<FileContent, ReadFileError>| ToolOutcome {
@@ -405,6 +401,11 @@ pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One call through the tool's wire entry, on the real filesystem.
+    fn run(call: &ToolCall<'_>) -> ToolOutcome {
+        run_with(call, &crate::tools::open_real)
+    }
     use crate::fs::{FaultFs, FsOp, RealFs};
     use proptest::prelude::*;
     use serde_json::json;

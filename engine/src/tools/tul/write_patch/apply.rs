@@ -51,7 +51,7 @@ pub enum ApplyError {
         /// The line's actual content (lossily decoded when not UTF-8).
         actual: String,
         /// Why, and where the expected lines are (computed on this failure
-        /// path only; see [`crate::diagnose::line_mismatch`]).
+        /// path only; see `crate::diagnose::line_mismatch`).
         diagnosis: Box<Diagnosis>,
     },
     /// The changes break a rule the validator enforces (only reachable when
@@ -117,6 +117,7 @@ impl Out<'_, '_> {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// Apply validated `changes` to `original`, returning the new bytes.
 ///
 /// Checks, per change in order: that it lies within the file
@@ -129,7 +130,7 @@ pub fn apply_changes(original: &[u8], changes: &[LineChange]) -> Result<Vec<u8>,
     splice_changes(original, changes).map(|splicing| splicing.render(original))
 }
 
-/// [`apply_changes`] without assembling the result: the new file as
+/// `apply_changes` without assembling the result: the new file as
 /// stretches of `original` and added bytes, for the committer.
 pub fn splice_changes(original: &[u8], changes: &[LineChange]) -> Result<Splicing, ApplyError> {
     apply_counting(original, changes).map(|(splicing, _steps)| splicing)

@@ -1,7 +1,8 @@
-//! The validated batch: what [`super::validate()`] returns and
-//! [`super::apply_changes`] consumes, plus the one ordering rule both share.
+//! The validated batch: what [`super::validate::validate()`] returns and
+//! `super::apply_changes` consumes, plus the one ordering rule both share.
 
 use serde_json::Value;
+
 
 /// A batch that passed validation, with its server-assigned IDs.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The result document of `workspace_write_patch` as types: the tool
-//! builds them and serializes them ([`super::render_result`],
-//! [`super::render_validation_errors`]), and the tool catalog takes the
+//! builds them and serializes them (`super::render_result`,
+//! `super::render_validation_errors`), and the tool catalog takes the
 //! result schema from them. Field by field in `docs/clarifications.md`
 //! (C-wp-result); optional members are left out when they do not apply.
 

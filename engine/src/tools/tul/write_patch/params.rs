@@ -57,12 +57,13 @@ pub struct FilePatchParams {
 /// One line-level change; `operation` decides which fields it has (the
 /// fields of the other operations may only be absent or `null`).
 #[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
-#[serde(
+    #[serde(
     tag = "operation",
     rename_all = "lowercase",
     rename_all_fields = "camelCase",
     deny_unknown_fields
 )]
+#[allow(dead_code)] // Read by its derived schema only: the validator reads the params.
 pub enum LineChangeParams {
     /// Insert `newLines` after original line `afterLine` (0: at the top).
     Insert {

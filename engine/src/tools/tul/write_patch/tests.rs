@@ -8,9 +8,9 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::commit::is_temp_name;
+use crate::layout::is_temp_name;
 use crate::commit::tests::{snapshot, visible_snapshot};
-use crate::dispatch::{Session, ToolCall};
+use crate::call::{Session, ToolCall};
 use crate::fs::{FaultFs, FsOp, RealFs};
 use crate::hash::sha256_hex;
 
@@ -24,14 +24,16 @@ fn workspace(files: &[(&str, &[u8])]) -> tempfile::TempDir {
     dir
 }
 
-fn call(root: &Path, params: &Value) -> crate::dispatch::ToolOutcome {
+fn call(root: &Path, params: &Value) -> crate::call::ToolOutcome {
     let session = Session::default();
-    run(&ToolCall {
+    super::run_with(&ToolCall {
         tool_name: "workspace_write_patch",
         params,
         workspace_root: root,
         session: &session,
-    })
+        },
+        &crate::tools::open_for_writing,
+    )
 }
 
 fn file(doc_path: &str, original: &[u8], changes: Value) -> Value {

@@ -25,16 +25,13 @@ use super::document::{
 };
 use super::validate::{validate, ValidationError};
 use super::workspace::{apply_batch, BatchReport, FileFailure, FileStatus};
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::call::{ToolCall, ToolOutcome};
+use crate::events::{array_len, batch_id, TARGET};
+use crate::tools::ToolEvents;
 use crate::tools::wire::document;
 use crate::tools::{guarded, OpenFs};
 
-/// Run one `workspace_write_patch` call: validate, then apply atomically.
-pub fn run(call: &ToolCall<'_>) -> ToolOutcome {
-    run_with(call, &crate::tools::open_for_writing)
-}
-
-/// [`run`], opening the workspace with `open`. A panic (a bug) is an
+/// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is an
 /// `internal_error` in `errors`, with `result` null.
 pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     guarded(
@@ -215,4 +212,87 @@ fn outcome(doc: Value) -> ToolOutcome {
         result: doc,
         error,
     }
+}
+
+/// `workspace_write_patch`'s own events (TUL-002 §9), beside the common
+/// ones of every call ([`crate::events`]).
+pub(crate) const EVENTS: ToolEvents = ToolEvents {
+    received: batch_received,
+    finished: batch_failed,
+    stored: batch_stored,
+};
+
+/// `Tool.WritePatch.BatchReceived`: the batch's size.
+fn batch_received(tool: &str, call_id: &str, params: &Value) {
+    let files = params.get("files").and_then(Value::as_array);
+    let changes: usize = files.map_or(0, |files| {
+        files.iter().map(|f| array_len(f.get("changes"))).sum()
+    });
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.WritePatch.BatchReceived",
+        tool,
+        call_id,
+        files = files.map_or(0, Vec::len),
+        changes,
+    );
+}
+
+/// `Tool.WritePatch.Error`, for a batch that failed.
+fn batch_failed(
+    tool: &str,
+    call_id: &str,
+    _params: &Value,
+    outcome: &ToolOutcome,
+    code: &str,
+    _duration_ms: f64,
+) {
+    if outcome.success {
+        return;
+    }
+    let result = &outcome.result;
+    let errors = result.get("errors").and_then(Value::as_array);
+    let validation_failures = if result.get("result").is_some_and(Value::is_null) {
+        array_len(result.get("errors"))
+    } else {
+        0
+    };
+    let doc_path = errors
+        .and_then(|e| e.iter().find_map(|e| e.get("docPath")))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    tracing::warn!(
+        target: TARGET,
+        event = "Tool.WritePatch.Error",
+        tool,
+        call_id,
+        batch_id = batch_id(result).unwrap_or(""),
+        reason = outcome.error.as_deref().unwrap_or(""),
+        error_code = code,
+        doc_path,
+        validation_failures,
+    );
+}
+
+/// `Tool.WritePatch.BatchStored`: the store holds the batch.
+fn batch_stored(tool: &str, call_id: &str, result: &Value, duration_ms: f64) {
+    let Some(batch_id) = batch_id(result) else {
+        return;
+    };
+    let files = result
+        .get("result")
+        .and_then(|r| r.get("files"))
+        .and_then(Value::as_array);
+    let changes: usize =
+        files.map_or(0, |f| f.iter().map(|f| array_len(f.get("changes"))).sum());
+    tracing::info!(
+        target: TARGET,
+        event = "Tool.WritePatch.BatchStored",
+        tool,
+        call_id,
+        batch_id,
+        files = files.map_or(0, Vec::len),
+        changes,
+        duration_ms,
+    );
 }

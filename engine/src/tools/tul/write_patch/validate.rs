@@ -18,6 +18,15 @@ use super::batch::{
 };
 use crate::hash::is_sha256_hex;
 
+impl ValidatedBatch {
+    /// Check `workspace_write_patch` params (the TUL-002 batch, as JSON)
+    /// against every rule of §4–§6: the batch with its canonical IDs, or
+    /// every error found (not the first only).
+    pub fn validate(params: &serde_json::Value) -> Result<ValidatedBatch, Vec<ValidationError>> {
+        validate(params)
+    }
+}
+
 /// Why a batch was refused. The wire form is [`ValidationCode::as_str`]
 /// (serde's snake_case of the variant, which a test holds equal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
@@ -503,168 +512,8 @@ fn change(v: &Value, loc: Loc<'_>, errs: &mut Errors) -> Parsed {
         return failed;
     };
     let (position, op) = match op {
-        "insert" => {
-            not_allowed(
-                obj,
-                &["startLine", "endLine", "expectedOriginalLines"],
-                op,
-                loc,
-                errs,
-            );
-            let after = line_field(obj, "afterLine", loc, errs).and_then(|n| {
-                if n < 0 {
-                    errs.push(
-                        loc,
-                        ValidationCode::AfterLineNegative,
-                        Some("afterLine"),
-                        format!("afterLine must be 0 or more, got {n}"),
-                    );
-                    None
-                } else {
-                    u64::try_from(n).ok()
-                }
-            });
-            let new_lines = line_array(
-                obj,
-                "newLines",
-                ValidationCode::NewLinesMissing,
-                true,
-                loc,
-                errs,
-            )
-            .and_then(|lines| {
-                if lines.is_empty() {
-                    errs.push(
-                        loc,
-                        ValidationCode::NewLinesEmpty,
-                        Some("newLines"),
-                        "newLines of an insert must have at least one line".to_string(),
-                    );
-                    None
-                } else {
-                    Some(lines)
-                }
-            });
-            let op = match (after, new_lines) {
-                (Some(after_line), Some(new_lines)) => Some(LineOp::Insert {
-                    after_line,
-                    new_lines,
-                }),
-                _ => None,
-            };
-            (after.map(Position::insert), op)
-        }
-        "replace" | "delete" => {
-            let is_delete = op == "delete";
-            let forbidden: &[&str] = if is_delete {
-                &["afterLine", "newLines"]
-            } else {
-                &["afterLine"]
-            };
-            not_allowed(obj, forbidden, op, loc, errs);
-            let start = line_field(obj, "startLine", loc, errs);
-            let end = line_field(obj, "endLine", loc, errs);
-            let start = start.and_then(|s| {
-                if s < 1 {
-                    errs.push(
-                        loc,
-                        ValidationCode::StartLineBelowOne,
-                        Some("startLine"),
-                        format!("startLine must be 1 or more, got {s}"),
-                    );
-                    None
-                } else {
-                    u64::try_from(s).ok()
-                }
-            });
-            let end = end.and_then(|e| {
-                if e < 1 {
-                    errs.push(
-                        loc,
-                        ValidationCode::EndLineBelowOne,
-                        Some("endLine"),
-                        format!("endLine must be 1 or more, got {e}"),
-                    );
-                    None
-                } else {
-                    u64::try_from(e).ok()
-                }
-            });
-            let range = match (start, end) {
-                (Some(s), Some(e)) if e < s => {
-                    errs.push(
-                        loc,
-                        ValidationCode::EndLineBeforeStart,
-                        Some("endLine"),
-                        format!("endLine ({e}) is before startLine ({s})"),
-                    );
-                    None
-                }
-                (Some(s), Some(e)) => Some((s, e)),
-                _ => None,
-            };
-            let expected = line_array(
-                obj,
-                "expectedOriginalLines",
-                ValidationCode::ExpectedLinesMissing,
-                false,
-                loc,
-                errs,
-            );
-            let expected = match (range, expected) {
-                (Some((s, e)), Some(lines)) if lines.len() as u64 != e - s + 1 => {
-                    let want = e - s + 1;
-                    let err = errs.push(
-                        loc,
-                        ValidationCode::ExpectedLinesLengthMismatch,
-                        Some("expectedOriginalLines"),
-                        format!(
-                            "expectedOriginalLines has {} entries but lines {s}..={e} are {want}",
-                            lines.len()
-                        ),
-                    );
-                    err.expected_count = Some(want);
-                    err.actual_count = Some(lines.len() as u64);
-                    None
-                }
-                (_, expected) => expected,
-            };
-            let op = if is_delete {
-                match (range, expected) {
-                    (Some((start_line, end_line)), Some(expected_original_lines)) => {
-                        Some(LineOp::Delete {
-                            start_line,
-                            end_line,
-                            expected_original_lines,
-                        })
-                    }
-                    _ => None,
-                }
-            } else {
-                let new_lines = line_array(
-                    obj,
-                    "newLines",
-                    ValidationCode::NewLinesMissing,
-                    true,
-                    loc,
-                    errs,
-                );
-                match (range, expected, new_lines) {
-                    (
-                        Some((start_line, end_line)),
-                        Some(expected_original_lines),
-                        Some(new_lines),
-                    ) => Some(LineOp::Replace {
-                        start_line,
-                        end_line,
-                        expected_original_lines,
-                        new_lines,
-                    }),
-                    _ => None,
-                }
-            };
-            (range.map(|(s, e)| Position::range(s, e)), op)
-        }
+        "insert" => insert(obj, loc, errs),
+        "replace" | "delete" => replace_or_delete(obj, op, loc, errs),
         other => {
             errs.push(
                 loc,
@@ -686,6 +535,189 @@ fn change(v: &Value, loc: Loc<'_>, errs: &mut Errors) -> Parsed {
         _ => None,
     };
     Parsed { position, change }
+}
+
+/// A line field's value when it is at least `min`; else the error `code`
+/// (`None` in, from an unreadable field, is `None` out with no new error).
+fn at_least(
+    value: Option<i128>,
+    min: i128,
+    field: &'static str,
+    code: ValidationCode,
+    loc: Loc<'_>,
+    errs: &mut Errors,
+) -> Option<u64> {
+    let n = value?;
+    if n < min {
+        errs.push(
+            loc,
+            code,
+            Some(field),
+            format!("{field} must be {min} or more, got {n}"),
+        );
+        return None;
+    }
+    u64::try_from(n).ok()
+}
+
+/// The fields of an insert: where it goes (when `afterLine` was readable)
+/// and the operation (when all were valid).
+fn insert(
+    obj: &Map<String, Value>,
+    loc: Loc<'_>,
+    errs: &mut Errors,
+) -> (Option<Position>, Option<LineOp>) {
+    let op = "insert";
+    not_allowed(
+        obj,
+        &["startLine", "endLine", "expectedOriginalLines"],
+        op,
+        loc,
+        errs,
+    );
+    let after = line_field(obj, "afterLine", loc, errs);
+    let after = at_least(
+        after,
+        0,
+        "afterLine",
+        ValidationCode::AfterLineNegative,
+        loc,
+        errs,
+    );
+    let new_lines = line_array(
+        obj,
+        "newLines",
+        ValidationCode::NewLinesMissing,
+        true,
+        loc,
+        errs,
+    )
+    .and_then(|lines| {
+        if lines.is_empty() {
+            errs.push(
+                loc,
+                ValidationCode::NewLinesEmpty,
+                Some("newLines"),
+                "newLines of an insert must have at least one line".to_string(),
+            );
+            None
+        } else {
+            Some(lines)
+        }
+    });
+    let op = match (after, new_lines) {
+        (Some(after_line), Some(new_lines)) => Some(LineOp::Insert {
+            after_line,
+            new_lines,
+        }),
+        _ => None,
+    };
+    (after.map(Position::insert), op)
+}
+
+/// The fields of a replace or a delete (`op`): its range (when both line
+/// fields were readable) and the operation (when all were valid).
+fn replace_or_delete(
+    obj: &Map<String, Value>,
+    op: &str,
+    loc: Loc<'_>,
+    errs: &mut Errors,
+) -> (Option<Position>, Option<LineOp>) {
+    let is_delete = op == "delete";
+    let forbidden: &[&str] = if is_delete {
+        &["afterLine", "newLines"]
+    } else {
+        &["afterLine"]
+    };
+    not_allowed(obj, forbidden, op, loc, errs);
+    let start = line_field(obj, "startLine", loc, errs);
+    let end = line_field(obj, "endLine", loc, errs);
+    let start = at_least(
+        start,
+        1,
+        "startLine",
+        ValidationCode::StartLineBelowOne,
+        loc,
+        errs,
+    );
+    let end = at_least(
+        end,
+        1,
+        "endLine",
+        ValidationCode::EndLineBelowOne,
+        loc,
+        errs,
+    );
+    let range = match (start, end) {
+        (Some(s), Some(e)) if e < s => {
+            errs.push(
+                loc,
+                ValidationCode::EndLineBeforeStart,
+                Some("endLine"),
+                format!("endLine ({e}) is before startLine ({s})"),
+            );
+            None
+        }
+        (Some(s), Some(e)) => Some((s, e)),
+        _ => None,
+    };
+    let expected = line_array(
+        obj,
+        "expectedOriginalLines",
+        ValidationCode::ExpectedLinesMissing,
+        false,
+        loc,
+        errs,
+    );
+    let expected = match (range, expected) {
+        (Some((s, e)), Some(lines)) if lines.len() as u64 != e - s + 1 => {
+            let want = e - s + 1;
+            let err = errs.push(
+                loc,
+                ValidationCode::ExpectedLinesLengthMismatch,
+                Some("expectedOriginalLines"),
+                format!(
+                    "expectedOriginalLines has {} entries but lines {s}..={e} are {want}",
+                    lines.len()
+                ),
+            );
+            err.expected_count = Some(want);
+            err.actual_count = Some(lines.len() as u64);
+            None
+        }
+        (_, expected) => expected,
+    };
+    let op = if is_delete {
+        match (range, expected) {
+            (Some((start_line, end_line)), Some(expected_original_lines)) => Some(LineOp::Delete {
+                start_line,
+                end_line,
+                expected_original_lines,
+            }),
+            _ => None,
+        }
+    } else {
+        let new_lines = line_array(
+            obj,
+            "newLines",
+            ValidationCode::NewLinesMissing,
+            true,
+            loc,
+            errs,
+        );
+        match (range, expected, new_lines) {
+            (Some((start_line, end_line)), Some(expected_original_lines), Some(new_lines)) => {
+                Some(LineOp::Replace {
+                    start_line,
+                    end_line,
+                    expected_original_lines,
+                    new_lines,
+                })
+            }
+            _ => None,
+        }
+    };
+    (range.map(|(s, e)| Position::range(s, e)), op)
 }
 
 fn file(

@@ -16,6 +16,7 @@ use super::batch::{FilePatch, ValidatedBatch};
 use crate::commit::{commit, Change};
 use crate::content::{Content, Shared, Splice};
 use crate::fs::{EntryKind, Fs};
+use crate::layout::join;
 use crate::hash::same_digest;
 use crate::path_guard::{resolve, GuardOptions, PathError};
 
@@ -149,7 +150,7 @@ pub struct CommitFailure {
     pub rolled_back: bool,
 }
 
-/// The outcome of [`apply_batch`], one entry per file in request order.
+/// The outcome of `apply_batch`, one entry per file in request order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchReport {
     /// Per-file outcomes, aligned with `batch.files`.
@@ -223,13 +224,6 @@ fn io_failure(path: &str, e: &io::Error) -> FileFailure {
     }
 }
 
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
 
 /// Every on-disk path whose components equal `comps` case-insensitively.
 fn walk_ci(
@@ -376,7 +370,7 @@ fn prepare(fs: &dyn Fs, file: &FilePatch) -> Result<Prepared, (Option<String>, F
 ///
 /// Each file: its docPath is located (C-wp-doc-path), its bytes hashed once
 /// and compared with `originalSha256` (case-insensitively), its changes
-/// applied in memory ([`splice_changes`]). Only when every file got that far
+/// applied in memory (`splice_changes`). Only when every file got that far
 /// are the changed files committed, in one transaction; a file whose content
 /// does not change is not rewritten. Any failure leaves every file as it was.
 pub fn apply_batch(fs: &dyn Fs, batch: &ValidatedBatch) -> BatchReport {

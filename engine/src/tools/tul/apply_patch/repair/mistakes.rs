@@ -1,15 +1,18 @@
 //! The mechanical mistakes models make in `apply_patch` envelopes, made
-//! on purpose: shared by the labelled set (`tests/repairs.rs`) and the
-//! fuzzed safety property (`tests/repair_safety.rs`).
+//! on purpose: shared by the labelled set (`engine/tests/repairs.rs`) and
+//! the fuzzed safety property (`oracles/tests/repair_safety.rs`). Test
+//! support only (the `testing` feature): the repairs never call it.
 
 /// A correct single-hunk edit: the hunk's body lines with their prefixes.
 #[derive(Clone)]
 pub struct Edit {
+    /// The hunk's body lines, each with its ` `, `-` or `+` prefix.
     pub body: Vec<String>,
     /// The hunk ends at the file's last line.
     pub at_end: bool,
 }
 
+/// The correct envelope updating `path` with one hunk of `body`.
 pub fn render(path: &str, body: &[String]) -> String {
     let mut s = format!("*** Begin Patch\n*** Update File: {path}\n@@\n");
     for l in body {
@@ -39,6 +42,10 @@ pub const MISTAKES: &[&str] = &[
 
 /// `patch` (correct, LF) with `mistake` made; `None` when the mistake
 /// cannot be made on this edit.
+///
+/// # Panics
+///
+/// When `which` is not one of [`MISTAKES`].
 pub fn mistake(patch: &str, edit: &Edit, which: &str, variant: usize) -> Option<String> {
     let old = |l: &&String| l.starts_with(' ') || l.starts_with('-');
     let lines: Vec<&str> = patch.lines().collect();
@@ -104,7 +111,8 @@ pub fn mistake(patch: &str, edit: &Edit, which: &str, variant: usize) -> Option<
         "missing_begin_patch" => patch.strip_prefix("*** Begin Patch\n")?.to_string(),
         "missing_end_patch" => patch.strip_suffix("*** End Patch\n")?.to_string(),
         "json_escaped_envelope" => {
-            let s = serde_json::to_string(patch).unwrap();
+            // A `str` always serialises: the `?` never returns.
+            let s = serde_json::to_string(patch).ok()?;
             if variant.is_multiple_of(2) {
                 s
             } else {
@@ -167,6 +175,8 @@ pub fn mistake(patch: &str, edit: &Edit, which: &str, variant: usize) -> Option<
 /// The second mistakes made on top of a first, for the two-at-once items.
 pub const SECOND: &[&str] = &["missing_end_patch", "blank_separator_line", "wrapper"];
 
+/// `patch` with the second mistake `which` (one of [`SECOND`]) made;
+/// `None` when it cannot be made on this envelope.
 pub fn second_mistake(patch: &str, which: &str) -> Option<String> {
     match which {
         "missing_end_patch" => patch.strip_suffix("*** End Patch\n").map(str::to_string),

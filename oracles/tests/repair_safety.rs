@@ -2,10 +2,12 @@
 //! files and correct edits, one or two random mechanical mistakes made on
 //! the envelope; whenever a refusal offers a repair, the repair applies and
 //! gives exactly the post-state the correct edit gives. A refusal changes
-//! nothing. In-memory workspaces (the fuzzers' `MemFs`).
+//! nothing. In-memory workspaces (the fuzzers' `MemFs`: the test lives in
+//! the oracles crate for it; the mistakes are the engine's
+//! `repair::mistakes`, shared with `engine/tests/repairs.rs`).
 //!
 //! `cargo test` runs 256 inputs; `PATCHSPEC_REPAIR_FUZZ_CASES=100000
-//! cargo test --release -p patchspec-engine --test repair_safety --
+//! cargo test --release -p patchspec-oracles --test repair_safety --
 //! --nocapture` runs the measured count and prints its tally.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,18 +15,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use patchspec_engine::repair::repair_of;
+use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
-#[allow(dead_code)]
-#[path = "../../fuzz/src/oracles/memfs.rs"]
-mod memfs;
-#[allow(dead_code)]
-#[path = "repairs/mistakes.rs"]
-mod mistakes;
-
-use memfs::MemFs;
-use mistakes::{mistake, render, second_mistake, Edit, MISTAKES, SECOND};
+use patchspec_engine::apply_patch::repair::mistakes::{
+    mistake, render, second_mistake, Edit, MISTAKES, SECOND,
+};
+use patchspec_oracles::memfs::{self, MemFs};
 
 const WORDS: &[&str] = &[
     "count", "total", "items", "buffer", "reader", "config", "index", "result", "value", "cursor",

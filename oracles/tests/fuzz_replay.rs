@@ -3,8 +3,8 @@
 //! `fuzz/regressions/<target>/`, and the seeds derived live from the JSON
 //! corpus (so a new corpus case is covered before `extract-seeds` runs).
 //!
-//! The oracles are the very functions the cargo-fuzz targets call
-//! (`fuzz/src/oracles/`, compiled here by `#[path]`), so a bug the fuzzer
+//! The oracles are the very functions the cargo-fuzz targets call (the
+//! `patchspec-oracles` crate, `oracles/`), so a bug the fuzzer
 //! once found stays guarded in `cargo test` without nightly. Every input is
 //! run, a panic is recorded as that input's failure, and the test fails at
 //! the end listing all of them (with the file to re-run under
@@ -13,9 +13,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-#[allow(dead_code)]
-#[path = "../../fuzz/src/oracles/mod.rs"]
-mod oracles;
+use patchspec_oracles as oracles;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

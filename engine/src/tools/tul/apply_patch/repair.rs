@@ -3,7 +3,7 @@
 //! workspace as it is (docs/diagnostics.md, "Repairs").
 //!
 //! **Failure path only, and read-only.** [`search`] runs only after
-//! [`crate::tools::tul::apply_patch::apply`] refused a call; it never
+//! `crate::tools::tul::apply_patch::apply` refused a call; it never
 //! writes and the tool never applies what it finds. Each candidate is
 //! checked by the tool's own apply path as a dry run (parse, path guard,
 //! stale checks, matching: no second matcher): a candidate that plans whole
@@ -34,10 +34,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::envelope;
+use crate::error::ToolError;
 use crate::fs::Fs;
 use crate::hints::{is_fence, is_heredoc};
 use crate::path_guard::{resolve, GuardOptions};
-use crate::tools::tul::apply_patch::{planned_effect, ApplyOptions, ErrorKind, PatchError};
+use super::{planned_effect, ApplyOptions, ErrorKind};
 
 /// At most this many candidate envelopes are dry-run per refusal.
 pub const MAX_DRY_RUNS: usize = 32;
@@ -135,6 +136,7 @@ impl RepairCause {
         }
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Every cause, in the order their rules run.
     pub const ALL: [RepairCause; 13] = [
         RepairCause::JsonEscapedEnvelope,
@@ -302,7 +304,7 @@ const SECTION_STARTS: [&str; 4] = [
 /// `patch_parse_error` (a grammar error) and `context_not_found` (not
 /// `already_applied`, not `no_similar_region` that no rule explains) are
 /// searched, and the search gives up rather than guess (module doc).
-pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchError) -> Search {
+pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &ToolError) -> Search {
     let mut found = Search::default();
     if text.len() > MAX_REPAIR_BYTES || !searchable(refusal) {
         return found;
@@ -401,7 +403,7 @@ pub fn search(fs: &dyn Fs, text: &str, options: &ApplyOptions, refusal: &PatchEr
 /// it: an expected line that differs or is extra holds it, or nothing in
 /// the file resembles the hunk (an escape is a legitimate character pair in
 /// much code, `printf("%d\n")`, so its presence alone says nothing).
-fn evident(fixes: &[Fix], refusal: &PatchError) -> Vec<Fix> {
+fn evident(fixes: &[Fix], refusal: &ToolError) -> Vec<Fix> {
     let diagnosis = refusal.details.get("diagnosis");
     let nothing_similar = diagnosis
         .and_then(|d| d.get("cause"))
@@ -435,11 +437,9 @@ fn evident(fixes: &[Fix], refusal: &PatchError) -> Vec<Fix> {
 }
 
 /// The refusals a repair may answer.
-fn searchable(e: &PatchError) -> bool {
+fn searchable(e: &ToolError) -> bool {
     match e.kind {
-        ErrorKind::PatchParseError => {
-            e.details.get("reason").and_then(Value::as_str) == Some("patch_parse_error")
-        }
+        ErrorKind::PatchParseError => e.reason == Some(crate::error::Reason::PatchParseError),
         ErrorKind::PatchApplyError => {
             is_context_not_found(e)
                 && e.details
@@ -452,9 +452,8 @@ fn searchable(e: &PatchError) -> bool {
     }
 }
 
-fn is_context_not_found(e: &PatchError) -> bool {
-    e.kind == ErrorKind::PatchApplyError
-        && e.details.get("reason").and_then(Value::as_str) == Some("context_not_found")
+fn is_context_not_found(e: &ToolError) -> bool {
+    e.kind == ErrorKind::PatchApplyError && e.reason == Some(crate::error::Reason::ContextNotFound)
 }
 
 /// The JSON-escaped envelope and the wrapper: deterministic, on the whole text.
@@ -808,7 +807,7 @@ fn escaped(mut d: Draft, rule: RepairCause) -> Draft {
 }
 
 /// The hunk rules for the hunk a candidate still fails on.
-fn hunk_variants(fs: &dyn Fs, draft: &Draft, candidate: &str, e: &PatchError) -> Vec<Draft> {
+fn hunk_variants(fs: &dyn Fs, draft: &Draft, candidate: &str, e: &ToolError) -> Vec<Draft> {
     let field = |k: &str| e.details.get(k).and_then(Value::as_u64).map(|v| v as usize);
     let (Some(section), Some(hunk)) = (field("section"), field("hunkIndex")) else {
         return Vec::new();
@@ -990,7 +989,7 @@ fn indentation_shifts(
 /// The refusal with what the search found: `details.repair` and its hint,
 /// or a hint naming the mistakes the envelope shows when no single
 /// correction fits.
-pub(crate) fn annotate(mut error: PatchError, found: &Search) -> PatchError {
+pub(crate) fn annotate(mut error: ToolError, found: &Search) -> ToolError {
     let notes = |fixes: &[Fix]| {
         fixes
             .iter()
@@ -1051,6 +1050,9 @@ pub fn repair_of(details: &Map<String, Value>) -> Option<Repair> {
         .collect();
     Some(Repair { patch, fixes })
 }
+
+#[cfg(feature = "testing")]
+pub mod mistakes;
 
 #[cfg(test)]
 mod tests;

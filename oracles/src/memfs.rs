@@ -12,7 +12,8 @@ use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use patchspec_engine::fs::{parent_of, EntryKind, Fs};
+use patchspec_engine::fs::{EntryKind, Fs};
+use patchspec_engine::layout::parent_of;
 
 /// The permission bits a file gets when created without a mode.
 pub const DEFAULT_FILE_MODE: u32 = 0o100644;
@@ -372,7 +373,7 @@ pub fn temp_files(before: &BTreeMap<String, Node>, after: &BTreeMap<String, Node
 #[cfg(test)]
 mod tests {
     use super::*;
-    use patchspec_engine::fs::file_name_of;
+    use patchspec_engine::layout::file_name_of;
 
     fn tree() -> MemFs {
         let files = [

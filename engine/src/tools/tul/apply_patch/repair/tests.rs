@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::fs::RealFs;
-use crate::tools::tul::apply_patch::{apply, Applied};
+use super::super::{apply, Applied};
 
 const PY: &str = "import os\n\n\ndef main():\n\tprint('hi')\n\treturn 0\n\n\ndef other():\n    x = \"a\"\n    return x\n";
 
@@ -22,7 +22,7 @@ fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// Apply `patch` to one file `a.py` holding `file`: the refusal (the file
 /// unchanged), its hint and its repair.
-fn refuse(file: &str, patch: &str) -> (PatchError, Option<Repair>, tempfile::TempDir) {
+fn refuse(file: &str, patch: &str) -> (ToolError, Option<Repair>, tempfile::TempDir) {
     let dir = workspace(&[("a.py", file)]);
     let fs = RealFs::open(dir.path()).unwrap();
     let Applied { error, .. } = apply(&fs, patch, &ApplyOptions::default());
@@ -38,7 +38,7 @@ fn read(root: &Path) -> String {
 }
 
 /// The repair exists, names `cause`, and applied gives `after`.
-fn repaired(file: &str, patch: &str, cause: &str, after: &str) -> PatchError {
+fn repaired(file: &str, patch: &str, cause: &str, after: &str) -> ToolError {
     let (error, repair, dir) = refuse(file, patch);
     let repair = repair.unwrap_or_else(|| panic!("a repair for {cause}: {:?}", error.details));
     assert!(

@@ -1,33 +1,24 @@
-//! The fuzz targets' logic and oracles, as plain functions of the input
-//! bytes. The cargo-fuzz binaries in `fuzz/fuzz_targets/` call them, and so
-//! does `engine/tests/fuzz_replay.rs` (which compiles this module by
-//! `#[path]`), replaying every checked-in seed and regression on stable:
-//! a bug the fuzzer once found stays guarded without nightly.
+//! patchspec-oracles: the fuzz targets' logic and oracles, as plain
+//! functions of the input bytes. The cargo-fuzz binaries in
+//! `fuzz/fuzz_targets/` call them (through `patchspec-fuzz`), and so does
+//! `oracles/tests/fuzz_replay.rs`, replaying every checked-in seed and
+//! regression on stable: a bug the fuzzer once found stays guarded without
+//! nightly.
 //!
 //! An oracle fails by panicking with a message that says which property
 //! broke and on what input. The models the differential oracles compare
 //! against are in [`envelope_model`], [`apply_model`] and
 //! [`write_patch_model`]: short, naive, written from `docs/clarifications.md`,
 //! sharing no code with the engine but the SHA-256 helper.
-//!
-//! Submodules are named by explicit `#[path]` so that this file can be
-//! included from another crate.
+#![deny(missing_docs)]
 
-#[path = "apply_model.rs"]
 pub mod apply_model;
-#[path = "case.rs"]
 pub mod case;
-#[path = "envelope_model.rs"]
 pub mod envelope_model;
-#[path = "external.rs"]
 pub mod external;
-#[path = "memfs.rs"]
 pub mod memfs;
-#[path = "seeds.rs"]
 pub mod seeds;
-#[path = "write_patch_model.rs"]
 pub mod write_patch_model;
-#[path = "write_patch_oracles.rs"]
 mod write_patch_oracles;
 
 use std::collections::BTreeMap;
