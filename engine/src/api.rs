@@ -15,7 +15,7 @@ use std::path::Path;
 
 use crate::error::ToolError;
 use crate::fs::RealFs;
-use crate::tools::tul::apply_patch::{self, ApplyOptions, ChangedFile};
+use crate::tools::tul::apply_patch::{self, ApplyOptions, ChangedFile, Refusal};
 use crate::tools::tul::create_file::{
     self, CreateFileErrorCode, CreateFileOptions, CreateFileParams, CreateFileResult,
 };
@@ -65,12 +65,14 @@ mod sealed {
 /// assert_eq!(changed[0].path, "hello.txt");
 /// assert_eq!(changed[0].operation, Operation::Update);
 ///
-/// // A refusal is a value: its kind, reason and message name what and why.
-/// let error = workspace
+/// // A refusal is a value: its kind, reason and message name what and why
+/// // (and, for a non-atomic apply, which sections stayed applied).
+/// let refusal = workspace
 ///     .apply_patch(patch, &ApplyOptions::default())
 ///     .unwrap_err();
-/// assert_eq!(error.kind.as_str(), "patch_apply_error");
-/// assert_eq!(error.reason.map(|r| r.as_str()), Some("context_not_found"));
+/// assert_eq!(refusal.error.kind.as_str(), "patch_apply_error");
+/// assert_eq!(refusal.error.reason.map(|r| r.as_str()), Some("context_not_found"));
+/// assert!(refusal.changed_files.is_empty());
 ///
 /// let read = workspace.read_file("hello.txt", None)?;
 /// assert_eq!(read.content, "hello, world\n");
@@ -118,13 +120,13 @@ impl Workspace<Writable> {
     /// with `options.dry_run`, that would change), in envelope order.
     ///
     /// On a refusal with `atomic: false`, the sections before the refused
-    /// one stay applied.
+    /// one stay applied: [`Refusal::changed_files`] lists them.
     pub fn apply_patch(
         &self,
         patch: &str,
         options: &ApplyOptions,
-    ) -> Result<Vec<ChangedFile>, ToolError> {
-        apply_patch::apply_text(&self.fs, patch, options).into_result()
+    ) -> Result<Vec<ChangedFile>, Refusal> {
+        apply_patch::apply_text(&self.fs, patch, options)
     }
 
     /// `workspace_write_patch`: apply a validated batch
@@ -213,7 +215,8 @@ mod tests {
 
         let refused = workspace
             .apply_patch("*** Begin Patch\n", &ApplyOptions::default())
-            .unwrap_err();
+            .unwrap_err()
+            .error;
         assert_eq!(refused.kind, ErrorKind::PatchParseError);
         assert_eq!(refused.reason, Some(crate::error::Reason::PatchParseError));
 

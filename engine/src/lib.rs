@@ -103,7 +103,7 @@ mod matching;
 
 pub use api::{Access, ReadOnly, Workspace, Writable};
 pub use error::{ErrorKind, Reason, ToolError};
-pub use tools::tul::apply_patch::{ApplyOptions, ChangedFile, Operation};
+pub use tools::tul::apply_patch::{ApplyOptions, ChangedFile, Operation, Refusal};
 pub use tools::tul::create_file::{CreateFileErrorCode, CreateFileResult};
 pub use tools::tul::read_file::{FileContent, ReadFileErrorCode};
 pub use tools::tul::write_patch::{
