@@ -264,17 +264,18 @@ fn record(
     // The commits whose fate the outcome tells: applied ones that left
     // their `committed` record, refused ones that left nothing. One whose
     // rollback did not complete (its intent, or its committed record,
-    // still there beside a failure) stays pending: the journal settles it
-    // once the next writer has recovered it.
+    // still there beside a failure), or whose folder cannot be read, stays
+    // pending: the journal settles it once the next writer has recovered it.
     let settled: Vec<String> = began
         .iter()
         .filter(|transaction| {
-            let proof = workspace.map(|fs| crate::journal::prove(fs, transaction));
-            match proof {
-                Some(Ok(crate::journal::Proven::Finished { .. })) => outcome.success,
-                Some(Ok(crate::journal::Proven::Interrupted(_))) => false,
-                Some(Err(_)) => !outcome.success,
-                None => false,
+            let Some(fs) = workspace else {
+                return false;
+            };
+            match crate::journal::prove(fs, transaction) {
+                Ok(crate::journal::Proven::Finished { .. }) => outcome.success,
+                Ok(crate::journal::Proven::Interrupted(_)) => false,
+                Err(_) => !outcome.success && crate::journal::absent(fs, transaction),
             }
         })
         .cloned()
