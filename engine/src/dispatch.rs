@@ -50,7 +50,7 @@ fn call_recorded(call: &ToolCall<'_>, open_writer: &OpenFs<'_>) -> ToolOutcome {
             made_up.as_str()
         }
     };
-    let hooks = crate::tools::find(call.tool_name).map_or(&crate::tools::NO_EVENTS, |t| &t.events);
+    let hooks = crate::tools::find(call.tool_name).map_or(&crate::tools::NO_HOOKS, |t| &t.hooks);
     crate::events::received(call.tool_name, call_id, || {
         (hooks.received)(call.tool_name, call_id, call.params)
     });
@@ -245,7 +245,7 @@ fn record(
     store: &dyn crate::store::PatchStore,
     done: &FinishedCall<'_>,
     workspace: Option<&dyn Fs>,
-    hooks: &crate::tools::ToolEvents,
+    hooks: &crate::tools::ToolHooks,
 ) {
     let FinishedCall {
         call,
@@ -256,11 +256,9 @@ fn record(
     } = *done;
     let started = Instant::now();
     // What the store keeps: the document without the lines it quotes from
-    // the workspace's files (docs/security.md).
-    let kept = ToolOutcome {
-        result: crate::store::without_file_content(&outcome.result),
-        ..outcome.clone()
-    };
+    // the workspace's files (docs/security.md), filed as its tool says.
+    let kept = crate::store::without_file_content(&outcome.result);
+    let filed = (hooks.filed)(call_id, &kept);
     // The commits whose fate the outcome tells: applied ones that left
     // their `committed` record, refused ones that left nothing. One whose
     // rollback did not complete (its intent, or its committed record,
@@ -284,8 +282,10 @@ fn record(
         transactions: &settled,
         tool: call.tool_name,
         call_id,
-        params: call.params,
-        outcome: &kept,
+        params: filed.is_none().then_some(call.params),
+        success: outcome.success,
+        result: filed.as_ref().map_or(&kept, |(_, rest)| rest),
+        batch: filed.as_ref().map(|(batch, _)| batch),
         duration,
     };
     match store.record(&recorded) {
@@ -345,16 +345,16 @@ mod tests {
     struct KeptStore {
         begun: Mutex<Vec<String>>,
         recorded: Mutex<Vec<(String, bool, usize)>>,
+        /// Per call: whether its params were kept, and its batch.
+        filed: Mutex<Vec<(bool, Option<StoredBatch>)>>,
     }
 
     impl PatchStore for KeptStore {
         fn record(&self, call: &RecordedCall<'_>) -> Result<(), StoreError> {
-            let entry = (
-                call.tool.to_string(),
-                call.outcome.success,
-                call.transactions.len(),
-            );
+            let entry = (call.tool.to_string(), call.success, call.transactions.len());
             self.recorded.lock().unwrap().push(entry);
+            let filed = (call.params.is_some(), call.batch.cloned());
+            self.filed.lock().unwrap().push(filed);
             Ok(())
         }
         fn begin(&self, commit: &PendingCommit<'_>) -> Result<(), StoreError> {
@@ -451,6 +451,68 @@ mod tests {
         );
         assert!(created.success, "{}", created.result);
         assert_eq!(opens, 1);
+    }
+
+    #[test]
+    fn the_store_files_a_batch_typed_and_every_other_call_as_it_came() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        let store = Arc::new(KeptStore::default());
+        let session = Session {
+            store: Some(Arc::clone(&store) as Arc<dyn crate::store::PatchStore>),
+            ..Session::default()
+        };
+        let batch = |sha: &str| {
+            json!({"batchKey": "k", "files": [{"docPath": "a.txt", "originalSha256": sha,
+                "changes": [{"operation": "replace", "startLine": 1, "endLine": 1,
+                             "expectedOriginalLines": ["a"], "newLines": ["b"]}]}]})
+        };
+        let sha = crate::hash::sha256_hex(b"a\n");
+        let (applied, _) = counted(dir.path(), "workspace_write_patch", &batch(&sha), &session);
+        assert!(applied.success, "{}", applied.result);
+        let (stale, _) = counted(dir.path(), "workspace_write_patch", &batch(&sha), &session);
+        assert!(!stale.success);
+        let (invalid, _) = counted(dir.path(), "workspace_write_patch", &json!({}), &session);
+        assert!(!invalid.success);
+        let (created, _) = counted(
+            dir.path(),
+            "workspace_create_file",
+            &json!({"path": "c.txt", "content": ""}),
+            &session,
+        );
+        assert!(created.success);
+
+        let filed = store.filed.lock().unwrap();
+        let (kept_params, Some(first)) = &filed[0] else {
+            panic!("the applied batch is filed as a batch: {filed:?}");
+        };
+        assert!(!kept_params, "the batch holds the request");
+        assert_eq!(first.batch_id, applied.result["result"]["batchId"]);
+        assert_eq!(first.batch_key.as_deref(), Some("k"));
+        assert!(first.applied && first.files[0].applied);
+        assert_eq!(
+            first.files[0].new_sha256.as_deref(),
+            Some(&*crate::hash::sha256_hex(b"b\n"))
+        );
+        assert_eq!(first.files[0].changes[0].operation, "replace");
+        assert_eq!(
+            first.files[0].changes[0].new_lines,
+            Some(vec!["b".to_string()])
+        );
+        let (_, Some(second)) = &filed[1] else {
+            panic!("the stale batch is filed as a batch: {filed:?}");
+        };
+        assert!(!second.applied && !second.files[0].applied);
+        assert_eq!(
+            second.files[0].error_code.as_deref(),
+            stale.result["result"]["files"][0]["error"]["code"].as_str()
+        );
+        assert!(second.files[0].error_message.is_some());
+        assert!(
+            matches!(&filed[2], (true, None)),
+            "a batch refused before it had IDs is kept as it came"
+        );
+        assert!(matches!(&filed[3], (true, None)), "create_file as it came");
     }
 
     #[test]
