@@ -114,7 +114,7 @@ fn call_recorded(call: &ToolCall<'_>, open_writer: &OpenFs<'_>) -> ToolOutcome {
 
 /// [`crate::tools::open_real`], as an opener of any lifetime.
 fn open_reader<'o>(root: &Path) -> std::io::Result<Box<dyn Fs + 'o>> {
-    Ok(crate::tools::open_real(root)?)
+    crate::tools::open_real(root).map(|fs| fs as Box<dyn Fs + 'o>)
 }
 
 /// A call's workspace, opened at most once: the first step that needs it

@@ -235,8 +235,9 @@ pub type Applied = Result<Vec<ChangedFile>, Refusal>;
 /// the files of the sections before the refused one, which stay changed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
-    /// Why it stopped: the error kind, its reason and where.
-    pub error: ToolError,
+    /// Why it stopped: the error kind, its reason and where (boxed: a
+    /// refusal is moved through every step of the apply).
+    pub error: Box<ToolError>,
     /// The files a non-atomic apply changed before the refusal, in plan
     /// order; empty for an atomic one.
     pub changed_files: Vec<ChangedFile>,
@@ -246,7 +247,7 @@ impl Refusal {
     /// A refusal before anything was applied.
     fn of(error: ToolError) -> Refusal {
         Refusal {
-            error,
+            error: Box::new(error),
             changed_files: Vec::new(),
         }
     }
@@ -463,7 +464,7 @@ pub(crate) fn apply_text(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) 
     match apply_once(fs, patch_text, options) {
         Err(refusal) if options.diagnose && refusal.changed_files.is_empty() => {
             let found = repair::search(fs, patch_text, options, &refusal.error);
-            Err(Refusal::of(repair::annotate(refusal.error, &found)))
+            Err(Refusal::of(repair::annotate(*refusal.error, &found)))
         }
         applied => applied,
     }
@@ -581,7 +582,7 @@ fn sequential(planner: &mut Planner<'_>, patch: &Patch<'_>, dry_run: bool) -> Ap
             Ok(file) => changed_files.push(file),
             Err(error) => {
                 return Err(Refusal {
-                    error,
+                    error: Box::new(error),
                     changed_files,
                 })
             }

@@ -31,7 +31,7 @@ fn refuse(file: &str, patch: &str) -> (ToolError, Option<Repair>, tempfile::Temp
     assert_eq!(read(dir.path()), file, "a refusal changes nothing");
     assert!(error.hint().is_some(), "a hint on every refusal: {error:?}");
     let repair = repair_of(&error.details);
-    (error, repair, dir)
+    (*error, repair, dir)
 }
 
 fn read(root: &Path) -> String {
