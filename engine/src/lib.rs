@@ -11,11 +11,16 @@
 //! lock, and the recovery of a commit a dead writer left) — then call a
 //! tool: [`Workspace::apply_patch`], [`Workspace::write_patch`] (with a
 //! batch from [`ValidatedBatch::validate`]), [`Workspace::create_file`],
-//! [`Workspace::read_file`]. Each returns `Result<success, error>`; a
-//! refusal is a [`ToolError`] with the spec's kind, a [`Reason`], and a
-//! message naming the file, hunk or change and why. Every write is atomic
-//! and journaled; a refused call leaves the workspace byte for byte as it
-//! was.
+//! [`Workspace::read_file`], and with the `ide` feature (a default) the
+//! IDE-plugin tools: `Workspace::read_lines` (the IDE `read_file`: a
+//! window of lines), `Workspace::grep_file`, `Workspace::call_chain` and
+//! `Workspace::apply_change`, each taking its checked params as a Rust
+//! value (`ReadArgs`, `GrepArgs`, `ChainArgs`, `ChangeArgs`). Each returns
+//! `Result<success, error>`; a refusal is a [`ToolError`] with the spec's
+//! kind (an enum per tool vocabulary: [`ErrorKind`], `IdeErrorKind`, ...),
+//! a [`Reason`], and a message naming the file, hunk or change and why.
+//! Every write is atomic and journaled; a refused call leaves the
+//! workspace byte for byte as it was.
 //!
 //! ```
 //! use patchspec_engine::{ApplyOptions, Workspace};
@@ -102,7 +107,16 @@ pub mod matching;
 mod matching;
 
 pub use api::{Access, ReadOnly, Workspace, Writable};
+#[cfg(feature = "ide")]
+pub use error::IdeErrorKind;
 pub use error::{ErrorKind, Reason, ToolError};
+#[cfg(feature = "ide")]
+pub use tools::ide::{
+    apply_change::{ChangeArgs, ChangeBody},
+    call_chain::{ChainArgs, ChainBody, ChainDirection, MethodNode, SkippedFile},
+    grep_file::{GrepArgs, GrepBody, GrepFileType, GrepMatch},
+    read_file::{ReadArgs, ReadBody, ReadWindow},
+};
 pub use tools::tul::apply_patch::{ApplyOptions, ChangedFile, Operation, Refusal};
 pub use tools::tul::create_file::{CreateFileErrorCode, CreateFileResult};
 pub use tools::tul::read_file::{FileContent, ReadFileErrorCode};
