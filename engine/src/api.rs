@@ -38,6 +38,8 @@ use crate::tools::tul::create_file::{
 };
 use crate::tools::tul::read_file::{self, FileContent, ReadFileArgs, ReadFileErrorCode};
 use crate::tools::tul::write_patch::{self, BatchReport, ValidatedBatch};
+use crate::trash::TrashEntry;
+use crate::workspace::Recovered;
 
 /// What a [`Workspace`] may do: [`ReadOnly`] or [`Writable`].
 pub trait Access: sealed::Sealed {}
@@ -136,14 +138,26 @@ impl Workspace<Writable> {
     /// unless `options.atomic` is false. On success, the files changed (or,
     /// with `options.dry_run`, that would change), in envelope order.
     ///
-    /// On a refusal with `atomic: false`, the sections before the refused
-    /// one stay applied: [`Refusal::changed_files`] lists them.
+    /// The envelope is text or bytes: bytes that are not UTF-8 are a
+    /// `patch_parse_error` naming the line of the first invalid byte. On a
+    /// refusal with `atomic: false`, the sections before the refused one
+    /// stay applied: [`Refusal::changed_files`] lists them.
     pub fn apply_patch(
         &self,
-        patch: &str,
+        patch: impl AsRef<[u8]>,
         options: &ApplyOptions,
     ) -> Result<Vec<ChangedFile>, Refusal> {
-        apply_patch::apply_text(&self.fs, patch, options)
+        apply_patch::apply_bytes(&self.fs, patch.as_ref(), options)
+    }
+
+    /// `patchspec recover`: open the folder at `root` for writing, roll
+    /// back every interrupted commit this engine can prove its own, and
+    /// remove every engine temp file left in the workspace (a walk of the
+    /// whole tree: the one entry point whose cost is the workspace's size).
+    /// With `discard`, also remove what recovery found foreign (listed in
+    /// the result either way).
+    pub fn recover(root: impl AsRef<Path>, discard: bool) -> io::Result<Recovered> {
+        crate::workspace::recover(root.as_ref(), discard)
     }
 
     /// `workspace_write_patch`: apply a validated batch
@@ -250,6 +264,27 @@ impl Workspace<Writable> {
 }
 
 impl<A: Access> Workspace<A> {
+    /// `apply_patch` as a dry run, on a workspace opened either way: what
+    /// the envelope would change, or why it would be refused; nothing is
+    /// written and no lock is needed (`options.dry_run` is taken as true).
+    pub fn preview_patch(
+        &self,
+        patch: impl AsRef<[u8]>,
+        options: &ApplyOptions,
+    ) -> Result<Vec<ChangedFile>, Refusal> {
+        let dry_run = ApplyOptions {
+            dry_run: true,
+            ..options.clone()
+        };
+        apply_patch::apply_bytes(&self.fs, patch.as_ref(), &dry_run)
+    }
+
+    /// The commits kept in the workspace's trash, oldest first, with the
+    /// files each replaced or removed (docs/reliability.md, "The trash").
+    pub fn trash(&self) -> io::Result<Vec<TrashEntry>> {
+        crate::trash::list(&self.fs)
+    }
+
     /// `workspace.read_file`: the file at `path`, its content cut at
     /// `max_bytes` (on a character boundary) when given.
     pub fn read_file(

@@ -321,7 +321,7 @@ fn run_tool(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
 }
 
 /// The outcome for a tool name this engine does not implement.
-pub fn unknown_tool(name: &str) -> ToolOutcome {
+pub(crate) fn unknown_tool(name: &str) -> ToolOutcome {
     let message = format!("unknown tool {name:?}");
     ToolOutcome {
         success: false,

@@ -70,8 +70,6 @@ pub mod dispatch;
 pub mod events;
 pub mod hash;
 pub mod store;
-pub mod trash;
-pub mod workspace;
 
 mod api;
 mod call;
@@ -95,7 +93,7 @@ macro_rules! internal_modules {
 
 internal_modules! {
     commit content diagnose envelope fs hints journal layout
-    path_guard seal text tools
+    path_guard seal text tools trash workspace
 }
 
 // The matcher is the fuzz oracles' and benches' seam too; some of it is
@@ -126,8 +124,10 @@ pub use tools::tul::write_patch::{
 };
 pub use tools::{ToolEntry, REGISTRY};
 
+pub use trash::{Bounds as TrashBounds, TrashEntry};
+pub use workspace::Recovered;
+
 // What the `patchspec` command line's `apply` uses beside the front door.
-pub use tools::tul::apply_patch;
 pub use {
     diagnose::visible_line, diagnose::VisibleStyle, tools::tul::apply_patch::repair::repair_of,
 };

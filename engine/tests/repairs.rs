@@ -24,7 +24,7 @@ use patchspec_engine::fs::RealFs;
 use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
-use patchspec_engine::apply_patch::repair::mistakes::{
+use patchspec_engine::tools::tul::apply_patch::repair::mistakes::{
     mistake, render, second_mistake, Edit, MISTAKES, SECOND,
 };
 

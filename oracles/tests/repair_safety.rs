@@ -18,7 +18,7 @@ use proptest::test_runner::{Config, TestRunner};
 use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
-use patchspec_engine::apply_patch::repair::mistakes::{
+use patchspec_engine::tools::tul::apply_patch::repair::mistakes::{
     mistake, render, second_mistake, Edit, MISTAKES, SECOND,
 };
 use patchspec_oracles::memfs::{self, MemFs};

@@ -304,6 +304,14 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     outcome(options.atomic, &applied)
 }
 
+impl ToolOutcome {
+    /// The wire outcome of an `apply_patch` (`atomic` as it ran): its
+    /// result document, as [`crate::dispatch::call`] would answer.
+    pub fn of_apply_patch(atomic: bool, applied: &Result<Vec<ChangedFile>, Refusal>) -> ToolOutcome {
+        outcome(atomic, applied)
+    }
+}
+
 /// Build the wire outcome of an [`Applied`].
 pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
     match applied {
