@@ -46,7 +46,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use sha2::{Digest, Sha256};
 
 use crate::case::{Expect, ExpectFiles, Given};
 
@@ -82,11 +81,9 @@ impl TreeDiff {
 /// [`SMALL_FILE_BYTES`] (from an expected tree) as its length and digest.
 fn as_snapshotted(entry: &Entry) -> Entry {
     match entry {
-        Entry::File(bytes, mode) if bytes.len() as u64 > SMALL_FILE_BYTES => Entry::Large {
-            len: bytes.len() as u64,
-            sha256: Sha256::digest(bytes).into(),
-            mode: *mode,
-        },
+        Entry::File(bytes, mode) if bytes.len() as u64 > SMALL_FILE_BYTES => {
+            Entry::large(bytes, *mode)
+        }
         other => other.clone(),
     }
 }
