@@ -48,6 +48,7 @@ use std::sync::Mutex;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::case::{Expect, ExpectFiles, Given};
+use crate::rel_path::under;
 
 // The snapshot kit, shared with the tests: the walker, its entries and limits.
 pub use patchspec_snapshot::{
@@ -271,10 +272,10 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
         }
     };
     for d in &given.dirs {
-        std::fs::create_dir_all(root.join(d))?;
+        std::fs::create_dir_all(under(root, d))?;
     }
     for (p, c) in &given.files {
-        let path = root.join(p);
+        let path = under(root, p);
         make_parent(&path)?;
         std::fs::write(&path, c.bytes())?;
         if let Some(mode) = c.mode() {
@@ -283,7 +284,7 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
         }
     }
     for (p, t) in &given.symlinks {
-        let path = root.join(p);
+        let path = under(root, p);
         make_parent(&path)?;
         std::os::unix::fs::symlink(t, &path)?;
     }
