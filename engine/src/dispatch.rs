@@ -21,7 +21,7 @@ pub use crate::tools::SUPPORTED_TOOLS;
 /// (`crate::tools::open_for_writing`), recovering an interrupted commit a
 /// dead writer left, and holds the lock until the call is recorded; a
 /// read-only tool opens it when it needs it and writes nothing (see
-/// [`crate::workspace`]).
+/// docs/reliability.md).
 ///
 /// Around the tool, it emits the call's events ([`crate::events`]) and,
 /// when the session has a store, records every call of a writing tool in

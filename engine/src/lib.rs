@@ -18,9 +18,12 @@
 //! value (`ReadArgs`, `GrepArgs`, `ChainArgs`, `ChangeArgs`). Each returns
 //! `Result<success, error>`; a refusal is a [`ToolError`] with the spec's
 //! kind (an enum per tool vocabulary: [`ErrorKind`], `IdeErrorKind`, ...),
-//! a [`Reason`], and a message naming the file, hunk or change and why.
-//! Every write is atomic and journaled; a refused call leaves the
-//! workspace byte for byte as it was.
+//! a [`Reason`], and a message naming the file, hunk or change and why
+//! (for `apply_patch`, a [`Refusal`]: the error, and the files a
+//! non-atomic apply changed before it). Every write is atomic and
+//! journaled; a refused atomic call leaves the workspace byte for byte as
+//! it was. Beside the tools: [`Workspace::preview_patch`] (a dry run, on
+//! any workspace), [`Workspace::trash`] and [`Workspace::recover`].
 //!
 //! ```
 //! use patchspec_engine::{ApplyOptions, Workspace};
