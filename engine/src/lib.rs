@@ -127,6 +127,13 @@ pub use tools::tul::write_patch::{
 };
 pub use tools::{ToolEntry, REGISTRY};
 
+/// engine/README.md's examples, compiled by `cargo test --doc` so that
+/// the page a crates.io reader starts from cannot drift from the API (not
+/// run: they open a folder of the reader's).
+#[cfg(all(doctest, feature = "ide"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
 pub use trash::{Bounds as TrashBounds, TrashEntry};
 pub use workspace::Recovered;
 
