@@ -148,10 +148,9 @@ fn benches(c: &mut Criterion) {
                 (case.reverse.as_str(), options(&case.sha_after)),
             );
             let on_disk = |(text, options): &(&str, ApplyOptions)| -> Result<(), String> {
-                match apply_patch::apply(&fs, text, options).error {
-                    None => Ok(()),
-                    Some(e) => Err(format!("apply_patch: {}", e.message)),
-                }
+                apply_patch::apply(&fs, text, options)
+                    .map(drop)
+                    .map_err(|refusal| format!("apply_patch: {}", refusal.error.message))
             };
             let checked = check_in_memory(bytes, &case.forward, &case.expected)
                 .and_then(|()| on_disk(flip.step()))

@@ -100,7 +100,7 @@ fn benches(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(3));
     for (name, patch) in &cases {
         let refused = apply_patch::apply(&fs, patch, &ApplyOptions::default());
-        let error = refused.error.expect("the mistaken envelope is refused");
+        let error = refused.expect_err("the mistaken envelope is refused").error;
         let repair = repair_of(&error.details).expect("a repair is offered");
         assert!(
             repair.fixes.iter().any(|f| f.cause == *name),

@@ -356,7 +356,7 @@ impl Corpus {
     /// `CHANGELOG.md`), by its path relative to the corpus root.
     pub fn read_file(&self, rel: &str) -> std::io::Result<Vec<u8>> {
         match &self.root {
-            CorpusRoot::Dir(dir) => std::fs::read(dir.join(rel)),
+            CorpusRoot::Dir(dir) => std::fs::read(crate::rel_path::under(dir, rel)),
             CorpusRoot::Embedded => crate::corpus_embedded::file(rel)
                 .map(<[u8]>::to_vec)
                 .ok_or_else(|| {

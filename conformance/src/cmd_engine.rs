@@ -2,7 +2,7 @@
 //! `patchspec recover` and `patchspec trash`. They parse nothing themselves
 //! beyond clap, and call the engine. `apply` takes the workspace's writer
 //! lock and recovers an interrupted commit first, as every tool call does
-//! (patchspec_engine::workspace).
+//! (`patchspec_engine::Workspace::open_for_writing`).
 //!
 //! Exit codes ([`crate::exit`]): 0 applied (or the tool succeeded), 1
 //! refused (the tool failed), 2 usage errors — and 2 when the output could
@@ -16,9 +16,8 @@ use std::path::PathBuf;
 use crate::exit;
 use crate::output::{eprintln_quietly, stdout, Quiet};
 
-use patchspec_engine::apply_patch::{self, ApplyOptions};
 use patchspec_engine::dispatch::{self, Session, ToolCall};
-use patchspec_engine::workspace;
+use patchspec_engine::{ApplyOptions, TrashBounds, Workspace};
 use serde_json::Value;
 
 /// `--root DIR`, the workspace of `apply`, `call`, `recover` and `trash`.
@@ -114,7 +113,7 @@ pub fn recover(args: &RecoverArgs) -> i32 {
     if !root.is_dir() {
         return usage(&format!("{} is not a directory", root.display()));
     }
-    let done = match workspace::recover(root, args.discard) {
+    let done = match Workspace::recover(root, args.discard) {
         Ok(done) => done,
         Err(e) => {
             eprintln_quietly(format_args!("error: {}: {e}", root.display()));
@@ -195,13 +194,12 @@ fn plural(n: usize) -> &'static str {
 /// id, UTC time, bytes, file count), then its files indented.
 pub fn trash(args: &TrashArgs) -> i32 {
     let root = &args.workspace.root;
-    let listed =
-        workspace::open_for_reading(root).and_then(|fs| patchspec_engine::trash::list(&fs));
+    let listed = Workspace::open(root).and_then(|workspace| workspace.trash());
     let entries = match listed {
         Ok(entries) => entries,
         Err(e) => return usage(&format!("cannot read the trash of {}: {e}", root.display())),
     };
-    let bounds = patchspec_engine::trash::Bounds::default();
+    let bounds = TrashBounds::default();
     let mut out = stdout();
     let mut write = || -> io::Result<()> {
         writeln!(
@@ -263,11 +261,12 @@ fn utc(millis: u128) -> String {
 ///
 /// The call goes through [`dispatch::call`] as `apply_patch`, like every
 /// tool call of `exec` and `call`: its events are emitted and, with
-/// `--store`, it is recorded. Two runs cannot be a wire call and stay on
-/// the engine's byte entry ([`apply_patch::apply_bytes`]): a dry run (the
-/// wire has no dry run; it writes nothing and records nothing) and an
-/// envelope that is not UTF-8 (the wire's `patch` is a JSON string; the
-/// refusal names the line of the first invalid byte).
+/// `--store`, it is recorded. Two runs cannot be a wire call and go
+/// through the typed front door instead: a dry run
+/// ([`Workspace::preview_patch`]: the wire has no dry run; it writes
+/// nothing, takes no lock and records nothing) and an envelope that is not
+/// UTF-8 ([`Workspace::apply_patch`] takes bytes: the wire's `patch` is a
+/// JSON string; the refusal names the line of the first invalid byte).
 pub fn apply(args: &ApplyArgs) -> i32 {
     let envelope = match read_input(&args.file) {
         Ok(bytes) => bytes,
@@ -324,7 +323,7 @@ pub fn apply(args: &ApplyArgs) -> i32 {
     report_applied(args, &outcome)
 }
 
-/// A dry run, or an envelope that is not UTF-8, on the engine's byte entry
+/// A dry run, or an envelope that is not UTF-8, through the front door
 /// (see [`apply`]); `Err` is the exit code of a workspace that cannot be opened.
 fn apply_without_dispatch(
     envelope: &[u8],
@@ -332,18 +331,12 @@ fn apply_without_dispatch(
     args: &ApplyArgs,
 ) -> Result<dispatch::ToolOutcome, i32> {
     let root = &args.workspace.root;
-    // A dry run only reads: it does not wait for the writer lock.
-    let opened = if args.dry_run {
-        workspace::open_for_reading(root)
-    } else {
-        workspace::open_for_writing(root)
-    };
-    let fs = opened.map_err(|e| {
+    let cannot_open = |e: io::Error| {
         usage(&format!(
             "cannot open the workspace {}: {e}",
             root.display()
         ))
-    })?;
+    };
     let options = ApplyOptions {
         atomic: !args.no_atomic,
         dry_run: args.dry_run,
@@ -351,8 +344,20 @@ fn apply_without_dispatch(
         workspace_root: std::path::absolute(root).ok(),
         ..ApplyOptions::default()
     };
-    let applied = apply_patch::apply_bytes(&fs, envelope, &options);
-    Ok(apply_patch::outcome(options.atomic, &applied))
+    // A dry run only reads: it does not wait for the writer lock.
+    let applied = if args.dry_run {
+        Workspace::open(root)
+            .map_err(cannot_open)?
+            .preview_patch(envelope, &options)
+    } else {
+        Workspace::open_for_writing(root)
+            .map_err(cannot_open)?
+            .apply_patch(envelope, &options)
+    };
+    Ok(dispatch::ToolOutcome::of_apply_patch(
+        options.atomic,
+        &applied,
+    ))
 }
 
 /// Print what `apply` did from its result document (the document itself

@@ -113,7 +113,7 @@ pub fn export(args: &ExportArgs) -> Result<i32, Error> {
     }
     let corpus = embedded()?;
     for (rel, bytes) in embedded_files() {
-        let path: PathBuf = dir.join(rel);
+        let path: PathBuf = crate::rel_path::under(dir, rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::io(format!("cannot create {}: {e}", parent.display())))?;

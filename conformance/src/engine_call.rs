@@ -6,9 +6,7 @@
 
 use std::path::Path;
 
-use patchspec_engine::dispatch::{
-    self, Limits as EngineLimits, Session as EngineSession, ToolCall, ToolOutcome,
-};
+use patchspec_engine::dispatch::{self, Session as EngineSession, ToolCall, ToolOutcome};
 
 use crate::protocol::SessionMsg;
 
@@ -28,9 +26,7 @@ pub fn run_engine(
 ) -> Result<ToolOutcome, String> {
     let session = EngineSession {
         active_files: session.active_files.clone(),
-        limits: EngineLimits {
-            create_file_max_bytes: session.limits.create_file_max_bytes,
-        },
+        limits: session.limits,
         store: crate::engine_store::for_call(workspace_root, session.keep_store),
         call_id: call_id.map(str::to_string),
     };

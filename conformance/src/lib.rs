@@ -80,6 +80,7 @@ pub mod outcome;
 pub mod output;
 pub mod pattern;
 pub mod protocol;
+pub mod rel_path;
 pub mod report;
 pub mod run;
 pub mod select;

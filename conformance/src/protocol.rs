@@ -60,24 +60,11 @@ pub struct SessionMsg {
     pub keep_store: bool,
 }
 
-/// `session.limits`: per-call values of an executor's configurable limits.
-/// An executor whose limits are fixed declares the corpus tag `limits`
+/// `session.limits`: per-call values of an executor's configurable limits
+/// (the engine's own type: the reference engine takes it as sent). An
+/// executor whose limits are fixed declares the corpus tag `limits`
 /// unsupported.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct Limits {
-    /// `workspace_create_file`'s maximum content size, in bytes after
-    /// normalisation (TUL-004 §5.3; the default is 10 MiB).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create_file_max_bytes: Option<u64>,
-}
-
-impl Limits {
-    /// No limit set?
-    pub fn is_empty(&self) -> bool {
-        self.create_file_max_bytes.is_none()
-    }
-}
+pub use patchspec_engine::dispatch::Limits;
 
 /// `TOOL_RESULT`: the executor's answer.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -46,9 +46,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use sha2::{Digest, Sha256};
 
 use crate::case::{Expect, ExpectFiles, Given};
+use crate::rel_path::under;
 
 // The snapshot kit, shared with the tests: the walker, its entries and limits.
 pub use patchspec_snapshot::{
@@ -82,11 +82,9 @@ impl TreeDiff {
 /// [`SMALL_FILE_BYTES`] (from an expected tree) as its length and digest.
 fn as_snapshotted(entry: &Entry) -> Entry {
     match entry {
-        Entry::File(bytes, mode) if bytes.len() as u64 > SMALL_FILE_BYTES => Entry::Large {
-            len: bytes.len() as u64,
-            sha256: Sha256::digest(bytes).into(),
-            mode: *mode,
-        },
+        Entry::File(bytes, mode) if bytes.len() as u64 > SMALL_FILE_BYTES => {
+            Entry::large(bytes, *mode)
+        }
         other => other.clone(),
     }
 }
@@ -274,10 +272,10 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
         }
     };
     for d in &given.dirs {
-        std::fs::create_dir_all(root.join(d))?;
+        std::fs::create_dir_all(under(root, d))?;
     }
     for (p, c) in &given.files {
-        let path = root.join(p);
+        let path = under(root, p);
         make_parent(&path)?;
         std::fs::write(&path, c.bytes())?;
         if let Some(mode) = c.mode() {
@@ -286,7 +284,7 @@ pub fn materialise(root: &Path, given: &Given) -> io::Result<()> {
         }
     }
     for (p, t) in &given.symlinks {
-        let path = root.join(p);
+        let path = under(root, p);
         make_parent(&path)?;
         std::os::unix::fs::symlink(t, &path)?;
     }

@@ -12,15 +12,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::{patchspec, PATCHSPEC};
+use patchspec_engine::hash::sha256_hex as sha;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
-
-fn sha(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 fn batch(text: &str) -> Value {
     json!({"batchKey": "bk", "files": [{

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::outcome::ToolOutcome;
@@ -29,12 +30,23 @@ pub struct Session {
 }
 
 /// Per-call overrides of configurable limits (a conformance runner sets them
-/// so that a case can reach a limit with a small workspace).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// so that a case can reach a limit with a small workspace). Serialized as
+/// the runner protocol's `session.limits` (docs/protocol.md), each member
+/// only when set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// `workspace_create_file`'s size limit in normalised bytes (TUL-004
     /// §5.3); `None` keeps `crate::tools::tul::create_file::DEFAULT_MAX_BYTES`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_file_max_bytes: Option<u64>,
+}
+
+impl Limits {
+    /// No limit set: every one keeps its default.
+    pub fn is_empty(&self) -> bool {
+        self.create_file_max_bytes.is_none()
+    }
 }
 
 /// One tool call.

@@ -179,6 +179,79 @@ impl ErrorKind {
     }
 }
 
+/// The error kinds of the IDE-plugin tools (`read_file`, `grep_file`,
+/// `apply_change`, `call_chain`; docs/ide-tools.md), as they appear on the
+/// wire. [`IdeErrorKind::as_str`] is the wire string.
+#[cfg(feature = "ide")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IdeErrorKind {
+    /// The params are not the tool's shape (`details.field`, `details.reason`).
+    InvalidParams,
+    /// A path the tool cannot take: absolute, a drive, UNC, a backslash, NUL.
+    InvalidPath,
+    /// A path that leads outside the workspace.
+    OutsideWorkspace,
+    /// The file (or, for a created file, its folder) does not exist.
+    NotFound,
+    /// The path names a folder, not a file.
+    NotAFile,
+    /// `read_file`: the window starts past the file's last line.
+    LineOutOfRange,
+    /// `grep_file`: a regex the regex engine refuses.
+    InvalidRegex,
+    /// `grep_file`: a regex over the pattern or compiled-size limit.
+    RegexTooLarge,
+    /// `apply_change`: the search text does not occur in the file.
+    NoMatch,
+    /// `apply_change`: the search text occurs more than once.
+    MultipleMatches,
+    /// `apply_change`: the file to create exists.
+    AlreadyExists,
+    /// `call_chain`: no such class, or no such method in it.
+    MethodNotFound,
+    /// `call_chain`: a `.java` file nests types deeper than the limit.
+    NestingTooDeep,
+    /// `call_chain`: the method is declared in several classes.
+    AmbiguousMethod,
+    /// An I/O failure.
+    IoError,
+    /// The engine failed unexpectedly (a bug: it caught a panic).
+    InternalError,
+}
+
+#[cfg(feature = "ide")]
+impl IdeErrorKind {
+    /// The wire name, e.g. `no_match`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdeErrorKind::InvalidParams => "invalid_params",
+            IdeErrorKind::InvalidPath => "invalid_path",
+            IdeErrorKind::OutsideWorkspace => "outside_workspace",
+            IdeErrorKind::NotFound => "not_found",
+            IdeErrorKind::NotAFile => "not_a_file",
+            IdeErrorKind::LineOutOfRange => "line_out_of_range",
+            IdeErrorKind::InvalidRegex => "invalid_regex",
+            IdeErrorKind::RegexTooLarge => "regex_too_large",
+            IdeErrorKind::NoMatch => "no_match",
+            IdeErrorKind::MultipleMatches => "multiple_matches",
+            IdeErrorKind::AlreadyExists => "already_exists",
+            IdeErrorKind::MethodNotFound => "method_not_found",
+            IdeErrorKind::NestingTooDeep => "nesting_too_deep",
+            IdeErrorKind::AmbiguousMethod => "ambiguous_method",
+            IdeErrorKind::IoError => "io_error",
+            IdeErrorKind::InternalError => "internal_error",
+        }
+    }
+}
+
+#[cfg(feature = "ide")]
+impl Serialize for IdeErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// A refused call: its kind (`K`: the tool's error vocabulary, an enum),
 /// its reason when the spec gives one, a one-line message naming the file,
 /// hunk or change and why, and the structured details of the wire
@@ -260,5 +333,35 @@ mod tests {
             r#"{"path":"a.txt","reason":"missing_file"}"#
         );
         assert_eq!(e.to_string(), "a.txt: no such file");
+    }
+
+    /// Every IDE error kind with its wire string (docs/ide-tools.md's
+    /// table), byte for byte.
+    #[cfg(feature = "ide")]
+    #[test]
+    fn each_ide_error_kind_serializes_to_its_wire_string() {
+        use IdeErrorKind::*;
+        let wire = [
+            (InvalidParams, "invalid_params"),
+            (InvalidPath, "invalid_path"),
+            (OutsideWorkspace, "outside_workspace"),
+            (NotFound, "not_found"),
+            (NotAFile, "not_a_file"),
+            (LineOutOfRange, "line_out_of_range"),
+            (InvalidRegex, "invalid_regex"),
+            (RegexTooLarge, "regex_too_large"),
+            (NoMatch, "no_match"),
+            (MultipleMatches, "multiple_matches"),
+            (AlreadyExists, "already_exists"),
+            (MethodNotFound, "method_not_found"),
+            (NestingTooDeep, "nesting_too_deep"),
+            (AmbiguousMethod, "ambiguous_method"),
+            (IoError, "io_error"),
+            (InternalError, "internal_error"),
+        ];
+        for (kind, string) in wire {
+            assert_eq!(kind.as_str(), string);
+            assert_eq!(serde_json::to_value(kind).unwrap(), string);
+        }
     }
 }

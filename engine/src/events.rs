@@ -9,7 +9,7 @@
 //! Every call emits `Tool.Call.Received` first and then exactly one of
 //! `Tool.Call.Executed` (success) and `Tool.Call.Error` (failure).
 //!
-//! A tool's own events (its `ToolEvents` hooks in `crate::tools::REGISTRY`)
+//! A tool's own events (its `ToolHooks` in `crate::tools::REGISTRY`)
 //! come in as closures, so this module never names a tool.
 
 use std::time::Duration;

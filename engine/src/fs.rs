@@ -230,7 +230,9 @@ impl RealFs {
     }
 
     /// [`RealFs::open`] without a seal: every journal of this workspace is
-    /// then foreign to it (what an engine without the key sees).
+    /// then foreign to it (what an engine without the key sees). A test's
+    /// seam.
+    #[cfg(any(test, feature = "testing"))]
     pub fn open_unsealed(root: &Path) -> io::Result<RealFs> {
         let mut fs = RealFs::open(root)?;
         fs.seal = None;
@@ -339,7 +341,9 @@ impl RealFs {
         Ok(true)
     }
 
-    /// Release the workspace lock (and the ancestors' shared locks), if held.
+    /// Release the workspace lock (and the ancestors' shared locks), if
+    /// held. A test's seam: dropping the handle releases them.
+    #[cfg(any(test, feature = "testing"))]
     pub fn unlock(&mut self) {
         self.lock = None;
         self.ancestors.clear();

@@ -727,6 +727,14 @@ pub fn keep_record_only(fs: &dyn Fs, dir: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// True when the folder of transaction `name` is certainly not there: a
+/// commit that never began, or one whose rollback finished. False when it
+/// is there and when it cannot be read: what cannot be read is not known
+/// to be gone.
+pub fn absent(fs: &dyn Fs, name: &str) -> bool {
+    matches!(fs.kind(&format!("{TXN_DIR}/{name}")), Ok(None))
+}
+
 /// Remove the folder of a finished transaction once its store has the
 /// call's outcome (it was kept for it): only a proven, finished one.
 pub fn forget(fs: &dyn Fs, transaction: &str) -> io::Result<()> {

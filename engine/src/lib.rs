@@ -11,11 +11,19 @@
 //! lock, and the recovery of a commit a dead writer left) — then call a
 //! tool: [`Workspace::apply_patch`], [`Workspace::write_patch`] (with a
 //! batch from [`ValidatedBatch::validate`]), [`Workspace::create_file`],
-//! [`Workspace::read_file`]. Each returns `Result<success, error>`; a
-//! refusal is a [`ToolError`] with the spec's kind, a [`Reason`], and a
-//! message naming the file, hunk or change and why. Every write is atomic
-//! and journaled; a refused call leaves the workspace byte for byte as it
-//! was.
+//! [`Workspace::read_file`], and with the `ide` feature (a default) the
+//! IDE-plugin tools: `Workspace::read_lines` (the IDE `read_file`: a
+//! window of lines), `Workspace::grep_file`, `Workspace::call_chain` and
+//! `Workspace::apply_change`, each taking its checked params as a Rust
+//! value (`ReadArgs`, `GrepArgs`, `ChainArgs`, `ChangeArgs`). Each returns
+//! `Result<success, error>`; a refusal is a [`ToolError`] with the spec's
+//! kind (an enum per tool vocabulary: [`ErrorKind`], `IdeErrorKind`, ...),
+//! a [`Reason`], and a message naming the file, hunk or change and why
+//! (for `apply_patch`, a [`Refusal`]: the error, and the files a
+//! non-atomic apply changed before it). Every write is atomic and
+//! journaled; a refused atomic call leaves the workspace byte for byte as
+//! it was. Beside the tools: [`Workspace::preview_patch`] (a dry run, on
+//! any workspace), [`Workspace::trash`] and [`Workspace::recover`].
 //!
 //! ```
 //! use patchspec_engine::{ApplyOptions, Workspace};
@@ -65,8 +73,6 @@ pub mod dispatch;
 pub mod events;
 pub mod hash;
 pub mod store;
-pub mod trash;
-pub mod workspace;
 
 mod api;
 mod call;
@@ -90,7 +96,7 @@ macro_rules! internal_modules {
 
 internal_modules! {
     commit content diagnose envelope fs hints journal layout
-    path_guard seal text tools
+    path_guard seal text tools trash workspace
 }
 
 // The matcher is the fuzz oracles' and benches' seam too; some of it is
@@ -102,8 +108,17 @@ pub mod matching;
 mod matching;
 
 pub use api::{Access, ReadOnly, Workspace, Writable};
+#[cfg(feature = "ide")]
+pub use error::IdeErrorKind;
 pub use error::{ErrorKind, Reason, ToolError};
-pub use tools::tul::apply_patch::{ApplyOptions, ChangedFile, Operation};
+#[cfg(feature = "ide")]
+pub use tools::ide::{
+    apply_change::{ChangeArgs, ChangeBody},
+    call_chain::{ChainArgs, ChainBody, ChainDirection, MethodNode, SkippedFile},
+    grep_file::{GrepArgs, GrepBody, GrepFileType, GrepMatch},
+    read_file::{ReadArgs, ReadBody, ReadWindow},
+};
+pub use tools::tul::apply_patch::{ApplyOptions, ChangedFile, Operation, Refusal};
 pub use tools::tul::create_file::{CreateFileErrorCode, CreateFileResult};
 pub use tools::tul::read_file::{FileContent, ReadFileErrorCode};
 pub use tools::tul::write_patch::{
@@ -112,8 +127,17 @@ pub use tools::tul::write_patch::{
 };
 pub use tools::{ToolEntry, REGISTRY};
 
+/// engine/README.md's examples, compiled by `cargo test --doc` so that
+/// the page a crates.io reader starts from cannot drift from the API (not
+/// run: they open a folder of the reader's).
+#[cfg(all(doctest, feature = "ide"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
+pub use trash::{Bounds as TrashBounds, TrashEntry};
+pub use workspace::Recovered;
+
 // What the `patchspec` command line's `apply` uses beside the front door.
-pub use tools::tul::apply_patch;
 pub use {
     diagnose::visible_line, diagnose::VisibleStyle, tools::tul::apply_patch::repair::repair_of,
 };

@@ -20,8 +20,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::outcome::ToolOutcome;
-
 /// A copy of a result document without the members that quote the
 /// workspace's files: every `actual` (the file's side of a mismatch) and
 /// every `text` (a matched or nearby line of the file). The store keeps
@@ -51,10 +49,20 @@ pub struct RecordedCall<'a> {
     pub tool: &'a str,
     /// The caller's call id.
     pub call_id: &'a str,
-    /// The params as sent.
-    pub params: &'a Value,
-    /// What the call produced (its result document included).
-    pub outcome: &'a ToolOutcome,
+    /// The params as sent; `None` for a call filed as a [`batch`](Self::batch),
+    /// whose request the batch holds.
+    pub params: Option<&'a Value>,
+    /// Did the tool do what was asked?
+    pub success: bool,
+    /// What the store keeps of the result document: the document without
+    /// the lines it quotes from the workspace's files (docs/security.md);
+    /// for a call filed as a batch, what the batch does not hold of it
+    /// (its `errors`).
+    pub result: &'a Value,
+    /// The batch a `workspace_write_patch` call sent and what became of each
+    /// file (the tool's registry entry makes it from its own document);
+    /// `None` for every other call.
+    pub batch: Option<&'a StoredBatch>,
     /// How long the tool ran.
     pub duration: Duration,
 }

@@ -149,7 +149,7 @@ pub fn open_for_reading(root: &Path) -> io::Result<RealFs> {
     Ok(fs)
 }
 
-/// What [`recover`] did.
+/// What [`Workspace::recover`](crate::Workspace::recover) did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Recovered {
     /// The journal's roll-back, and what it found foreign.

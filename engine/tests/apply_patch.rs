@@ -50,10 +50,10 @@ fn check(
     let fs = RealFs::open(dir.path()).unwrap();
     let applied = apply(&fs, patch, &options);
     assert_eq!(
-        applied.error.as_ref().map(|e| e.kind),
+        applied.as_ref().err().map(|r| r.error.kind),
         kind,
         "{:?}",
-        applied.error
+        applied
     );
     let expected = match after {
         Some(files) => tree(files),
@@ -70,7 +70,7 @@ fn check(
 }
 
 fn ok(files: &[(&str, &str)], patch: &str, after: &[(&str, &str)]) {
-    check(files, patch, ApplyOptions::default(), None, Some(after));
+    let _ = check(files, patch, ApplyOptions::default(), None, Some(after));
 }
 
 fn refused(
@@ -79,8 +79,8 @@ fn refused(
     kind: ErrorKind,
 ) -> serde_json::Map<String, serde_json::Value> {
     check(files, patch, ApplyOptions::default(), Some(kind), None)
+        .unwrap_err()
         .error
-        .unwrap()
         .details
 }
 
@@ -139,8 +139,10 @@ fn non_atomic_stops_at_the_first_failure_and_reports_what_changed() {
         Some(ErrorKind::PatchApplyError),
         Some(&[("a.txt", "A\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]),
     );
-    assert_eq!(applied.changed_files.len(), 1);
-    assert_eq!(applied.changed_files[0].path, "a.txt");
+    // The refusal names the section that stays applied.
+    let refusal = applied.unwrap_err();
+    assert_eq!(refusal.changed_files.len(), 1);
+    assert_eq!(refusal.changed_files[0].path, "a.txt");
 }
 
 #[test]
@@ -151,8 +153,8 @@ fn without_the_diagnosis_a_refusal_keeps_its_kind_and_fields_and_drops_only_the_
     let compare = |patch: &str, kind: ErrorKind, options: &dyn Fn(bool) -> ApplyOptions| {
         let details = |diagnose| {
             check(files, patch, options(diagnose), Some(kind), None)
+                .unwrap_err()
                 .error
-                .unwrap()
                 .details
         };
         let (with, without) = (details(true), details(false));
@@ -271,7 +273,7 @@ fn symlinks_that_lead_out_are_refused_and_nothing_outside_is_touched() {
     ] {
         let applied = apply(&fs, patch, &ApplyOptions::default());
         assert_eq!(
-            applied.error.map(|e| e.kind),
+            applied.err().map(|r| r.error.kind),
             Some(ErrorKind::OutsideWorkspace),
             "{patch}"
         );
@@ -295,14 +297,14 @@ fn stale_checks_use_the_hash_map() {
         ..ApplyOptions::default()
     };
     let good = sha256_hex(b"a\n");
-    check(
+    let _ = check(
         files,
         patch,
         with(&[("a.txt", &good)]),
         None,
         Some(&[("a.txt", "b\n")]),
     );
-    check(
+    let _ = check(
         files,
         patch,
         with(&[("a.txt", &good.to_uppercase())]),
@@ -316,9 +318,9 @@ fn stale_checks_use_the_hash_map() {
         Some(ErrorKind::StaleFile),
         None,
     );
-    assert_eq!(stale.error.unwrap().details["path"], "a.txt");
+    assert_eq!(stale.unwrap_err().error.details["path"], "a.txt");
     // Paths not in the patch are not checked; paths not in the map skip the check.
-    check(
+    let _ = check(
         files,
         patch,
         with(&[("other.txt", &sha256_hex(b"x"))]),
@@ -326,7 +328,7 @@ fn stale_checks_use_the_hash_map() {
         Some(&[("a.txt", "b\n")]),
     );
     // A malformed hash is a clear error, whatever it names.
-    check(
+    let _ = check(
         files,
         patch,
         with(&[("a.txt", "abc")]),
@@ -335,14 +337,14 @@ fn stale_checks_use_the_hash_map() {
     );
     // The "" sentinel on an Add asserts the file does not exist.
     let add = "*** Begin Patch\n*** Add File: new.txt\n+n\n*** End Patch\n";
-    check(
+    let _ = check(
         files,
         add,
         with(&[("new.txt", "")]),
         None,
         Some(&[("a.txt", "a\n"), ("new.txt", "n\n")]),
     );
-    check(
+    let _ = check(
         files,
         add,
         with(&[("new.txt", &good)]),
@@ -350,7 +352,7 @@ fn stale_checks_use_the_hash_map() {
         None,
     );
     let add_existing = "*** Begin Patch\n*** Add File: a.txt\n+n\n*** End Patch\n";
-    check(
+    let _ = check(
         files,
         add_existing,
         with(&[("a.txt", "")]),
@@ -376,7 +378,7 @@ fn a_large_file_is_checked_and_edited_as_a_small_one() {
         ..ApplyOptions::default()
     };
     let after = body.replace("line 899999\n", "changed\n");
-    check(
+    let _ = check(
         files,
         patch,
         with(&sha256_hex(body.as_bytes())),
@@ -391,7 +393,7 @@ fn a_large_file_is_checked_and_edited_as_a_small_one() {
         None,
     );
     assert_eq!(
-        stale.error.unwrap().details["actualSha256"],
+        stale.unwrap_err().error.details["actualSha256"],
         sha256_hex(body.as_bytes())
     );
 }
@@ -426,9 +428,9 @@ fn many_hunks_made_ready_beside_the_read_apply_as_few_do() {
     };
     let digest = sha256_hex(body.as_bytes());
     for sha in [Some(digest.as_str()), None] {
-        check(files, &patch, with(sha), None, Some(&[("big.txt", &after)]));
+        let _ = check(files, &patch, with(sha), None, Some(&[("big.txt", &after)]));
     }
-    check(
+    let _ = check(
         files,
         &patch,
         with(Some(&sha256_hex(b"other"))),
@@ -463,7 +465,7 @@ fn two_keys_for_one_path_must_agree() {
             Some(ErrorKind::CommandFailed),
             None,
         );
-        let e = refused.error.unwrap();
+        let e = refused.unwrap_err().error;
         assert_eq!(e.details["reason"], "conflicting_expected_sha256");
         assert_eq!(e.details["path"], "a.txt");
         assert_eq!(e.details["keys"], serde_json::json!(["./a.txt", "a.txt"]));
@@ -471,7 +473,7 @@ fn two_keys_for_one_path_must_agree() {
     }
     // The same digest under two spellings (and two cases) is one check.
     let upper = good.to_uppercase();
-    check(
+    let _ = check(
         files,
         patch,
         with(&[("./a.txt", &upper), ("a.txt", &good), ("x/../a.txt", &good)]),
@@ -485,7 +487,7 @@ fn two_keys_for_one_path_must_agree() {
         Some(ErrorKind::StaleFile),
         None,
     );
-    assert_eq!(stale.error.unwrap().kind, ErrorKind::StaleFile);
+    assert_eq!(stale.unwrap_err().error.kind, ErrorKind::StaleFile);
 }
 
 #[test]
@@ -511,7 +513,7 @@ fn deleted_files_go_to_the_trash() {
         "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n",
         &ApplyOptions::default(),
     );
-    assert!(applied.error.is_none());
+    assert!(applied.is_ok());
     let trashed: Vec<_> = snapshot(dir.path())
         .into_iter()
         .filter(|(k, _)| k.starts_with(".patchspec/trash/") && k.ends_with("gone.txt"))
@@ -535,7 +537,7 @@ fn executable_bits_survive_an_update() {
         "*** Begin Patch\n*** Update File: run.sh\n@@\n-echo a\n+echo b\n*** End Patch\n",
         &ApplyOptions::default(),
     );
-    assert!(applied.error.is_none());
+    assert!(applied.is_ok());
     let mode = std::fs::metadata(dir.path().join("run.sh"))
         .unwrap()
         .permissions()
@@ -571,9 +573,7 @@ fn a_fault_at_any_step_of_a_multi_file_commit_changes_nothing() {
         let dir = workspace(files);
         let real = RealFs::open(dir.path()).unwrap();
         let counting = FaultFs::new(&real, |_| true, None);
-        assert!(apply(&counting, patch, &ApplyOptions::default())
-            .error
-            .is_none());
+        assert!(apply(&counting, patch, &ApplyOptions::default()).is_ok());
         counting.count()
     };
     for k in 0..steps {
@@ -582,7 +582,7 @@ fn a_fault_at_any_step_of_a_multi_file_commit_changes_nothing() {
         let real = RealFs::open(dir.path()).unwrap();
         let faulty = FaultFs::new(&real, |_| true, Some(k));
         let applied = apply(&faulty as &dyn Fs, patch, &ApplyOptions::default());
-        if applied.error.is_some() {
+        if applied.is_err() {
             assert_eq!(
                 snapshot(dir.path()),
                 before,
@@ -694,7 +694,7 @@ mod props {
             let dir = workspace(&[("f.txt", &file)]);
             let fs = RealFs::open(dir.path()).unwrap();
             let applied = apply(&fs, &patch, &ApplyOptions::default());
-            prop_assert!(applied.error.is_none(), "{:?}\n{}", applied.error, patch);
+            prop_assert!(applied.is_ok(), "{:?}\n{}", applied, patch);
             prop_assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), expected_text);
         }
     }
@@ -712,7 +712,7 @@ fn a_unified_diff_that_is_not_utf8_is_still_named() {
         &patch,
         &ApplyOptions::default(),
     );
-    let e = applied.error.expect("refused");
+    let e = applied.expect_err("refused").error;
     assert_eq!(e.kind, ErrorKind::PatchParseError);
     assert_eq!(e.details["looksLike"], "unified_diff");
     assert!(e
@@ -757,7 +757,7 @@ fn the_wire_message_ends_with_the_hint_and_the_bare_message_does_not() {
         Some(ErrorKind::NotFound),
         None,
     );
-    let e = applied.error.unwrap();
+    let e = applied.unwrap_err().error;
     assert_eq!(e.message, "app.py: no such file");
     assert_eq!(e.details["similarPaths"][0]["path"], "src/app.py");
 }

@@ -24,7 +24,7 @@ use patchspec_engine::fs::RealFs;
 use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
-use patchspec_engine::apply_patch::repair::mistakes::{
+use patchspec_engine::tools::tul::apply_patch::repair::mistakes::{
     mistake, render, second_mistake, Edit, MISTAKES, SECOND,
 };
 
@@ -167,8 +167,7 @@ fn applied(name: &str, content: &str, patch: &str) -> Option<String> {
     let dir = workspace(name, content);
     let fs = RealFs::open(dir.path()).unwrap();
     apply(&fs, patch, &ApplyOptions::default())
-        .error
-        .is_none()
+        .is_ok()
         .then(|| std::fs::read_to_string(dir.path().join(name)).unwrap())
 }
 
@@ -315,13 +314,14 @@ fn repairs_on_the_labelled_set() {
         let result = apply(&fs, &item.patch, &ApplyOptions::default());
         let t = table.entry(item.label.clone()).or_default();
         t.items += 1;
-        let Some(error) = result.error else {
+        let Err(refusal) = result else {
             problems.push(format!(
                 "{} on {}: the mistaken envelope applied",
                 item.label, item.file
             ));
             continue;
         };
+        let error = refusal.error;
         assert_eq!(
             std::fs::read_to_string(dir.path().join(&item.file)).unwrap(),
             item.content,

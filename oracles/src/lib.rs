@@ -312,6 +312,10 @@ pub fn check_apply(s: &Scenario) {
         }
         None => (apply_bytes(fs, &s.patch, &options), false),
     };
+    let (changed_files, error) = match &applied {
+        Ok(changed) => (changed.as_slice(), None),
+        Err(refusal) => (refusal.changed_files.as_slice(), Some(&refusal.error)),
+    };
     let after = workspace.snapshot();
     let ctx = || {
         format!(
@@ -329,8 +333,7 @@ pub fn check_apply(s: &Scenario) {
     };
     let temps = temp_files(&before, &after);
     assert!(temps.is_empty(), "temp files remain: {temps:?}{}", ctx());
-    let engine_changed: Vec<(String, String, Option<String>)> = applied
-        .changed_files
+    let engine_changed: Vec<(String, String, Option<String>)> = changed_files
         .iter()
         .map(|c| (c.operation.to_string(), c.path.clone(), c.from.clone()))
         .collect();
@@ -340,10 +343,8 @@ pub fn check_apply(s: &Scenario) {
         .map(|(o, p, f)| (o.to_string(), p.clone(), f.clone()))
         .collect();
     if fired {
-        let e = applied
-            .error
-            .as_ref()
-            .unwrap_or_else(|| panic!("an injected commit fault was not reported{}", ctx()));
+        let e =
+            error.unwrap_or_else(|| panic!("an injected commit fault was not reported{}", ctx()));
         assert_eq!(e.kind.as_str(), "command_failed", "fault kind{}", ctx());
         assert_eq!(
             e.details.get("rolledBack"),
@@ -378,7 +379,7 @@ pub fn check_apply(s: &Scenario) {
         }
         return;
     }
-    let engine_err = applied.error.as_ref().map(|e| {
+    let engine_err = error.map(|e| {
         (
             e.kind.as_str().to_string(),
             e.details
@@ -423,7 +424,7 @@ pub fn check_apply(s: &Scenario) {
                 .join(" "))
         )
     });
-    if applied.error.is_some() && s.atomic {
+    if error.is_some() && s.atomic {
         assert!(
             after == before,
             "a refused atomic call changed the workspace: {}{}",

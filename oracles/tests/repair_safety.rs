@@ -18,7 +18,7 @@ use proptest::test_runner::{Config, TestRunner};
 use patchspec_engine::repair_of;
 use patchspec_engine::tools::tul::apply_patch::{apply, ApplyOptions};
 
-use patchspec_engine::apply_patch::repair::mistakes::{
+use patchspec_engine::tools::tul::apply_patch::repair::mistakes::{
     mistake, render, second_mistake, Edit, MISTAKES, SECOND,
 };
 use patchspec_oracles::memfs::{self, MemFs};
@@ -179,7 +179,7 @@ fn every_repair_offered_gives_the_intended_post_state() {
         let correct = render("f.rs", &edit.body);
         let (fs, before) = workspace(&input);
         let options = ApplyOptions::default();
-        if apply(&fs, &correct, &options).error.is_some() {
+        if apply(&fs, &correct, &options).is_err() {
             // The correct edit is ambiguous here: nothing to repair to.
             return Ok(());
         }
@@ -193,7 +193,7 @@ fn every_repair_offered_gives_the_intended_post_state() {
                 // line that exists elsewhere) is no mistake the engine
                 // can see: alone it applies, as the success path would.
                 let (alone, _) = workspace(&input);
-                if apply(&alone, &wrong, &options).error.is_none() {
+                if apply(&alone, &wrong, &options).is_ok() {
                     tally.invisible.fetch_add(1, Ordering::Relaxed);
                     return Ok(());
                 }
@@ -204,11 +204,12 @@ fn every_repair_offered_gives_the_intended_post_state() {
             wrong = wrong.replace('\n', "\r\n");
         }
         let (fs, _) = workspace(&input);
-        let Some(error) = apply(&fs, &wrong, &options).error else {
+        let Err(refusal) = apply(&fs, &wrong, &options) else {
             // Some mistakes leave a valid envelope (a dropped prefix on
             // lines that start with a space, an escape nothing holds).
             return Ok(());
         };
+        let error = refusal.error;
         tally.refused.fetch_add(1, Ordering::Relaxed);
         prop_assert_eq!(file(&fs), before.clone(), "a refusal changes nothing");
         if error.hint().is_some() {
@@ -218,11 +219,7 @@ fn every_repair_offered_gives_the_intended_post_state() {
             tally.offered.fetch_add(1, Ordering::Relaxed);
             let (fs, _) = workspace(&input);
             let again = apply(&fs, &repair.patch, &options);
-            prop_assert!(
-                again.error.is_none(),
-                "the repair applies: {:?}",
-                again.error
-            );
+            prop_assert!(again.is_ok(), "the repair applies: {:?}", again);
             let got = file(&fs);
             prop_assert_eq!(
                 String::from_utf8_lossy(&got),

@@ -73,6 +73,18 @@ impl Entry {
             Entry::Other => "special file",
         }
     }
+
+    /// A regular file of `bytes` as a snapshot gives one bigger than it
+    /// keeps: its length and SHA-256 ([`Entry::Large`]). The runner compares
+    /// an expected tree's big file with a snapshot's in this form, so the
+    /// digest of a big file is made in this crate alone.
+    pub fn large(bytes: &[u8], mode: Option<u32>) -> Entry {
+        Entry::Large {
+            len: bytes.len() as u64,
+            sha256: Sha256::digest(bytes).into(),
+            mode,
+        }
+    }
 }
 
 /// A snapshot: relative path (with `/`) → entry; directories included.
@@ -344,6 +356,24 @@ mod tests {
         assert!(
             e.to_string().contains("grew past the per-case limit"),
             "{e}"
+        );
+    }
+
+    /// A file past the kept size is snapshotted as [`Entry::large`] of
+    /// its bytes, whatever the stretches it was read in.
+    #[test]
+    fn a_big_files_snapshot_is_its_large_entry() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let big: Vec<u8> = (0..3 * 64 * 1024 + 7).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("big.bin"), &big).expect("write");
+        let mode = std::fs::metadata(dir.path().join("big.bin"))
+            .expect("stat")
+            .permissions();
+        use std::os::unix::fs::PermissionsExt;
+        let tree = snapshot(dir.path()).expect("snapshot");
+        assert_eq!(
+            tree.get("big.bin"),
+            Some(&Entry::large(&big, Some(mode.mode() & 0o7777)))
         );
     }
 

@@ -449,10 +449,6 @@ impl SqliteStore {
     }
 }
 
-fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 /// A JSON value as text, through serde_json's writer: `Value`'s `Display`
 /// goes through `fmt::Write`, a third slower on a 1,000-change batch.
 fn json_text(value: &Value) -> String {
@@ -469,19 +465,17 @@ fn now_ms() -> i64 {
 fn insert_batch(
     tx: &rusqlite::Transaction<'_>,
     call: i64,
-    batch: &Value,
-    applied: bool,
+    batch: &StoredBatch,
 ) -> rusqlite::Result<()> {
-    let batch_id = text(batch, "batchId").unwrap_or_default();
     tx.prepare_cached(
         "INSERT INTO batches (batch_id, call, batch_key, batch_label, applied) VALUES (?, ?, ?, ?, ?)",
     )?
     .execute(params![
-        batch_id,
+        batch.batch_id,
         call,
-        text(batch, "batchKey"),
-        text(batch, "batchLabel"),
-        applied
+        batch.batch_key,
+        batch.batch_label,
+        batch.applied
     ])?;
     let batch_row = tx.last_insert_rowid();
     let mut file_insert = tx.prepare_cached(
@@ -489,34 +483,24 @@ fn insert_batch(
          doc_path, path, original_sha256, new_sha256, applied, error_code, error_message, \
          skipped_because, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
-    let files = batch
-        .get("files")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    for (i, file) in files.iter().enumerate() {
-        let file_patch_id = text(file, "filePatchId").unwrap_or_default();
-        let error = file.get("error");
+    for (i, file) in batch.files.iter().enumerate() {
         file_insert.execute(params![
-            file_patch_id,
+            file.file_patch_id,
             batch_row,
             i as i64,
-            text(file, "fileKey"),
-            text(file, "fileLabel"),
-            text(file, "docPath").unwrap_or_default(),
-            text(file, "path"),
-            text(file, "originalSha256").unwrap_or_default(),
-            text(file, "newSha256"),
-            file.get("applied")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            error.and_then(|e| text(e, "code")),
-            error.and_then(|e| text(e, "message")),
-            text(file, "skippedBecause"),
-            // The change objects verbatim, one JSON text: their members
-            // are those of a StoredChange (docs/tools.md).
-            file.get("changes")
-                .filter(|c| c.is_array())
-                .map_or_else(|| "[]".to_string(), json_text),
+            file.file_key,
+            file.file_label,
+            file.doc_path,
+            file.path,
+            file.original_sha256,
+            file.new_sha256,
+            file.applied,
+            file.error_code,
+            file.error_message,
+            file.skipped_because,
+            // The changes as one JSON text, in the members of a
+            // StoredChange (docs/tools.md).
+            serde_json::to_string(&file.changes).unwrap_or_else(|_| "[]".to_string()),
         ])?;
     }
     Ok(())
@@ -524,19 +508,8 @@ fn insert_batch(
 
 impl PatchStore for SqliteStore {
     fn record(&self, call: &RecordedCall<'_>) -> Result<(), StoreError> {
-        let document = &call.outcome.result;
-        let batch = (call.tool == "workspace_write_patch")
-            .then(|| document.get("result").filter(|r| r.is_object()))
-            .flatten();
-        let (params, result) = match batch {
-            Some(_) => (
-                None,
-                document
-                    .get("errors")
-                    .map_or_else(|| "[]".to_string(), json_text),
-            ),
-            None => (Some(json_text(call.params)), json_text(document)),
-        };
+        let params = call.params.map(json_text);
+        let result = json_text(call.result);
         let mut connection = self.connection();
         let write = |connection: &mut Connection| -> rusqlite::Result<()> {
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -549,13 +522,13 @@ impl PatchStore for SqliteStore {
                 call.tool,
                 now_ms(),
                 call.duration.as_micros().min(i64::MAX as u128) as i64,
-                call.outcome.success,
+                call.success,
                 params,
                 result
             ])?;
-            if let Some(batch) = batch {
+            if let Some(batch) = call.batch {
                 let id = tx.last_insert_rowid();
-                insert_batch(&tx, id, batch, call.outcome.success)?;
+                insert_batch(&tx, id, batch)?;
             }
             let mut settle =
                 tx.prepare_cached("DELETE FROM pending_commits WHERE transaction_id = ?")?;

@@ -377,29 +377,50 @@ fn openers_racing_on_a_new_store_all_get_it() {
 /// engine's result document has them.
 fn record_big_batch(store: &SqliteStore, n: usize, changes: usize) {
     let line = "x".repeat(100);
-    let changes: Vec<Value> = (0..changes)
-        .map(|i| {
-            json!({"changeId": format!("chg-{i:032x}"), "operation": "insert",
-                   "afterLine": i, "newLines": [line]})
+    let changes: Vec<StoredChange> = (0..changes)
+        .map(|i| StoredChange {
+            change_id: format!("chg-{i:032x}"),
+            change_key: None,
+            operation: "insert".into(),
+            description: None,
+            after_line: Some(i as u64),
+            start_line: None,
+            end_line: None,
+            expected_original_lines: None,
+            new_lines: Some(vec![line.clone()]),
         })
         .collect();
-    let result = json!({"success": true, "result": {
-        "batchId": format!("batch-{n:032x}"),
-        "files": [{"filePatchId": format!("fp-{n:032x}"), "docPath": "a.txt",
-                   "originalSha256": "0", "applied": true, "changes": changes}]
-    }, "errors": []});
-    let outcome = patchspec_engine::dispatch::ToolOutcome {
-        success: true,
-        result,
-        error: None,
+    let batch = StoredBatch {
+        batch_id: format!("batch-{n:032x}"),
+        batch_key: None,
+        batch_label: None,
+        call_id: "c".into(),
+        recorded_at_ms: 0,
+        applied: true,
+        files: vec![StoredFilePatch {
+            file_patch_id: format!("fp-{n:032x}"),
+            file_key: None,
+            file_label: None,
+            doc_path: "a.txt".into(),
+            path: None,
+            original_sha256: "0".into(),
+            new_sha256: None,
+            applied: true,
+            error_code: None,
+            error_message: None,
+            skipped_because: None,
+            changes,
+        }],
     };
     store
         .record(&RecordedCall {
             transactions: &[],
             tool: "workspace_write_patch",
             call_id: "c",
-            params: &Value::Null,
-            outcome: &outcome,
+            params: None,
+            success: true,
+            result: &json!([]),
+            batch: Some(&batch),
             duration: Duration::ZERO,
         })
         .unwrap();

@@ -64,7 +64,7 @@ fn answer(call: &Value, always: Option<&str>, session: bool) -> Option<String> {
         if mode == "wrong-tree" {
             content.push_str("WRONG\n");
         }
-        let target = root.join(path);
+        let target = patchspec_conformance::rel_path::under(root, path);
         if let Some(parent) = target.parent() {
             let _ = std::fs::create_dir_all(parent);
         }

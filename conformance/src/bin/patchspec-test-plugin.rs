@@ -153,7 +153,7 @@ fn answer(call: &Value, always: Option<&str>, inflight: &InFlight) -> Option<Act
     }
     let (success, doc) = if tool == "test.write" {
         let path = params["path"].as_str().unwrap_or("out.txt");
-        let target = root.join(path);
+        let target = patchspec_conformance::rel_path::under(root, path);
         if let Some(parent) = target.parent() {
             let _ = std::fs::create_dir_all(parent);
         }

@@ -23,8 +23,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use patchspec_engine::hash::sha256_hex_of_parts;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::case::Case;
 use crate::event::CaseResult;
@@ -548,12 +548,18 @@ fn behaviour(r: &CaseResult) -> Option<String> {
         RawOutcome::Skip => None,
         RawOutcome::Error => Some(format!("error:{}", r.detail.error_kind.unwrap_or("error"))),
         RawOutcome::Pass | RawOutcome::Fail => {
-            let mut h = Sha256::new();
-            h.update(format!("{:?}\n", r.success));
-            h.update(render::tree_diff(&r.detail.files));
-            h.update("\n--outside--\n");
-            h.update(render::tree_diff(&r.detail.outside));
-            Some(patchspec_engine::hash::to_hex(&h.finalize())[..12].to_owned())
+            let success = format!("{:?}\n", r.success);
+            let (files, outside) = (
+                render::tree_diff(&r.detail.files),
+                render::tree_diff(&r.detail.outside),
+            );
+            let digest = sha256_hex_of_parts([
+                success.as_bytes(),
+                files.as_bytes(),
+                "\n--outside--\n".as_bytes(),
+                outside.as_bytes(),
+            ]);
+            Some(digest[..12].to_owned())
         }
     }
 }

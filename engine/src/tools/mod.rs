@@ -78,11 +78,12 @@ pub fn open_for_writing(root: &Path) -> io::Result<Box<dyn Fs>> {
     Ok(Box::new(crate::workspace::open_for_writing(root)?))
 }
 
-/// A tool's own events, beside the common ones of every call
-/// ([`crate::events`]): hooks of its [`REGISTRY`] entry, so that the
-/// events module never asks which tool ran.
+/// A tool's hooks in its [`REGISTRY`] entry, so that neither the events
+/// module nor the store asks which tool ran: its own events, beside the
+/// common ones of every call ([`crate::events`]), and how the patch store
+/// files its calls.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ToolEvents {
+pub(crate) struct ToolHooks {
     /// After `Tool.Call.Received`: what the params announce.
     pub received: fn(tool: &str, call_id: &str, params: &Value),
     /// Before `Tool.Call.Executed` or `Tool.Call.Error`: what the outcome
@@ -97,13 +98,21 @@ pub(crate) struct ToolEvents {
     ),
     /// Before `Store.Recorded`: what the store now holds of the result.
     pub stored: fn(tool: &str, call_id: &str, result: &Value, duration_ms: f64),
+    /// What the store files of a call of a writing tool, from its result
+    /// document (without the workspace's file content): `None` to keep the
+    /// params and the document as they are; for a call whose request the
+    /// store files in tables of its own, the typed record
+    /// ([`crate::store::StoredBatch`]) and what the call row keeps beside it.
+    pub filed: fn(call_id: &str, kept: &Value) -> Option<(crate::store::StoredBatch, Value)>,
 }
 
-/// The hooks of a tool without events of its own.
-pub(crate) const NO_EVENTS: ToolEvents = ToolEvents {
+/// The hooks of a tool without events of its own, whose calls the store
+/// keeps as they came.
+pub(crate) const NO_HOOKS: ToolHooks = ToolHooks {
     received: |_, _, _| {},
     finished: |_, _, _, _, _, _| {},
     stored: |_, _, _, _| {},
+    filed: |_, _| None,
 };
 
 /// How the registry runs a tool: the call, and how to open its workspace
@@ -152,8 +161,8 @@ pub struct ToolEntry {
     pub writes: bool,
     /// Runs one call; a panic inside becomes the tool's internal error.
     pub run: Runner,
-    /// Its own events.
-    pub(crate) events: ToolEvents,
+    /// Its own events, and how the store files its calls.
+    pub(crate) hooks: ToolHooks,
     /// The catalog description, written for a model: what the tool does,
     /// when to use it, its rules and its errors
     /// (`src/catalog/descriptions/<tool>.md`).
@@ -183,7 +192,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "apply an apply_patch envelope (add, delete, update, move files) atomically",
         writes: true,
         run: apply_patch::run_with,
-        events: NO_EVENTS,
+        hooks: NO_HOOKS,
         description: description!("apply_patch"),
         side: Side::Client,
         params_schema: schema_of::<apply_patch::ApplyPatchParams>,
@@ -196,7 +205,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "apply a batch of line-numbered changes, checked against each file's SHA-256",
         writes: true,
         run: write_patch::run_with,
-        events: write_patch::EVENTS,
+        hooks: write_patch::HOOKS,
         description: description!("workspace_write_patch"),
         side: Side::Client,
         params_schema: schema_of::<write_patch::WritePatchParams>,
@@ -209,7 +218,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "create a text file (or replace one when overwrite is true), atomically",
         writes: true,
         run: create_file::run_with,
-        events: create_file::EVENTS,
+        hooks: create_file::HOOKS,
         description: description!("workspace_create_file"),
         side: Side::Client,
         params_schema: schema_of::<create_file::CreateFileParams<'static>>,
@@ -222,7 +231,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "read a file by its DocPath, with ActiveFiles precedence",
         writes: false,
         run: read_file::run_with,
-        events: NO_EVENTS,
+        hooks: NO_HOOKS,
         description: description!("workspace.read_file"),
         side: Side::Server,
         params_schema: schema_of::<read_file::ReadFileArgs>,
@@ -235,7 +244,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "a stored workspace_write_patch batch, file patch or change by ID, with its unified diff",
         writes: false,
         run: get_patch_change::run_with,
-        events: NO_EVENTS,
+        hooks: NO_HOOKS,
         description: description!("get_patch_change"),
         side: Side::Server,
         params_schema: schema_of::<get_patch_change::GetPatchChangeParams>,
@@ -249,7 +258,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: a file's text, whole or a window of lines",
         writes: false,
         run: ide::run_with::<ide::read_file::IdeReadFile>,
-        events: NO_EVENTS,
+        hooks: NO_HOOKS,
         description: description!("read_file"),
         side: Side::Client,
         params_schema: schema_of::<ide::read_file::ReadFileParams>,
@@ -264,7 +273,7 @@ pub const REGISTRY: &[ToolEntry] = &[
             "IDE: the lines of a file, a directory or the workspace matching a literal or regex",
         writes: false,
         run: ide::run_with::<grep_file::GrepFile>,
-        events: NO_EVENTS,
+        hooks: NO_HOOKS,
         description: description!("grep_file"),
         side: Side::Client,
         params_schema: schema_of::<grep_file::GrepFileParams>,
@@ -278,7 +287,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: one SEARCH/REPLACE edit of one file, or the creation of a file",
         writes: true,
         run: ide::run_with::<apply_change::ApplyChange>,
-        events: NO_EVENTS,
+        hooks: NO_HOOKS,
         description: description!("apply_change"),
         side: Side::Client,
         params_schema: schema_of::<apply_change::ApplyChangeParams>,
@@ -292,7 +301,7 @@ pub const REGISTRY: &[ToolEntry] = &[
         summary: "IDE: who calls a Java method and what it calls, to a given depth",
         writes: false,
         run: ide::run_with::<call_chain::CallChain>,
-        events: NO_EVENTS,
+        hooks: NO_HOOKS,
         description: description!("call_chain"),
         side: Side::Client,
         params_schema: schema_of::<call_chain::CallChainParams>,

@@ -192,7 +192,7 @@ pub(super) fn apply_change(
                     .unwrap_or("")
                     .to_owned();
                 if rewrite_written(root, call.before, crlf_to_lf).contains(&path) {
-                    if let Ok(bytes) = std::fs::read(root.join(&path)) {
+                    if let Ok(bytes) = std::fs::read(rel_path::under(root, &path)) {
                         doc["sha256"] = json!(sha256_hex(&bytes));
                     }
                 }

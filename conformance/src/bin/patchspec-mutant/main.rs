@@ -28,6 +28,7 @@ use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use patchspec_conformance::protocol::ToolCallMsg;
+use patchspec_conformance::rel_path;
 use patchspec_conformance::transport::inprocess::{answer, hello};
 use patchspec_engine::hash::sha256_hex;
 use serde_json::{json, Map, Value};
@@ -206,7 +207,7 @@ fn rewrite_written(
         let old = &after[&path];
         let new = edit(old);
         if &new != old {
-            let _ = std::fs::write(root.join(&path), &new);
+            let _ = std::fs::write(rel_path::under(root, &path), &new);
             rewritten.push(path);
         }
     }
@@ -336,10 +337,10 @@ fn trimmed_matches(root: &Path, patch: &str) -> String {
         let body = line.trim_end_matches('\n').trim_end_matches('\r');
         let ending = &line[body.len()..];
         if let Some(path) = body.strip_prefix("*** Update File: ") {
-            lines = file_lines(&root.join(path.trim())).unwrap_or_default();
+            lines = file_lines(&rel_path::under(root, path.trim())).unwrap_or_default();
         } else if let Some(rest) = body.strip_prefix("*** Move File: ") {
             let from = rest.split(" -> ").next().unwrap_or(rest);
-            lines = file_lines(&root.join(from.trim())).unwrap_or_default();
+            lines = file_lines(&rel_path::under(root, from.trim())).unwrap_or_default();
         } else if body.starts_with("*** Add File: ") || body.starts_with("*** Delete File: ") {
             lines.clear();
         } else if let Some(kind) = body.chars().next().filter(|c| *c == ' ' || *c == '-') {
@@ -397,7 +398,7 @@ fn anchored_at_first(
         }
         i += 1;
     }
-    let file = file_lines(&root.join(path?))?;
+    let file = file_lines(&rel_path::under(root, &path?))?;
     // The hunk's `@@` line.
     let mut h = 0u64;
     let mut at = None;
@@ -507,11 +508,7 @@ fn unguarded_view(
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let rel = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
-        };
+        let rel = rel_path::join(rel, &name);
         if rel == ".patchspec" {
             continue;
         }
@@ -559,14 +556,14 @@ fn through_links(msg: &ToolCallMsg) -> Option<(bool, Value)> {
     let _ = std::fs::remove_dir_all(&mirror);
     std::fs::create_dir_all(&mirror).ok()?;
     for (rel, bytes) in &files {
-        let p = mirror.join(rel);
+        let p = rel_path::under(&mirror, rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).ok()?;
         }
         std::fs::write(&p, bytes).ok()?;
     }
     for (rel, target) in &inner {
-        let p = mirror.join(rel);
+        let p = rel_path::under(&mirror, rel);
         if let Some(parent) = p.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
@@ -581,7 +578,7 @@ fn through_links(msg: &ToolCallMsg) -> Option<(bool, Value)> {
     let result = result.ok()?;
     for (rel, bytes) in &after {
         if files.get(rel) != Some(bytes) {
-            let p = root.join(rel);
+            let p = rel_path::under(&root, rel);
             if let Some(parent) = p.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
@@ -589,7 +586,7 @@ fn through_links(msg: &ToolCallMsg) -> Option<(bool, Value)> {
         }
     }
     for rel in files.keys().filter(|r| !after.contains_key(*r)) {
-        let _ = std::fs::remove_file(root.join(rel));
+        let _ = std::fs::remove_file(rel_path::under(&root, rel));
     }
     let doc = serde_json::from_str(&result.data.result).ok()?;
     Some((result.data.success, doc))
@@ -602,11 +599,7 @@ fn plain_files(dir: &Path, rel: &str, out: &mut BTreeMap<String, ()>) {
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let rel = if rel.is_empty() {
-            name
-        } else {
-            format!("{rel}/{name}")
-        };
+        let rel = rel_path::join(rel, &name);
         match e.file_type() {
             Ok(t) if t.is_dir() && rel != ".patchspec" => plain_files(&e.path(), &rel, out),
             Ok(t) if t.is_file() => {

@@ -72,7 +72,7 @@ pub(super) fn apply_patch(
                 let changed = written(call.before, &after);
                 if changed.len() >= 2 {
                     let last = changed.last().expect("two or more");
-                    let target = root.join(last);
+                    let target = rel_path::under(root, last);
                     match call.before.get(last) {
                         Some(old) => drop(std::fs::write(&target, old)),
                         None => drop(std::fs::remove_file(&target)),
@@ -375,7 +375,7 @@ pub(super) fn create_file(
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 if let Some(path) = written(call.before, &snapshot(root)).first() {
-                    let _ = std::fs::write(root.join(path), content);
+                    let _ = std::fs::write(rel_path::under(root, path), content);
                     doc["sizeBytes"] = json!(content.len());
                     doc["hash"] = json!(sha256_hex(content.as_bytes()));
                 }
@@ -405,7 +405,8 @@ pub(super) fn create_file(
                 .and_then(Value::as_str)
                 .is_some_and(|p| {
                     !p.is_empty()
-                        && std::fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.is_dir())
+                        && std::fs::symlink_metadata(rel_path::under(root, p))
+                            .is_ok_and(|m| m.is_dir())
                 });
             if is_dir && doc.get("errorCode") == Some(&json!("InvalidPath")) {
                 doc["errorCode"] = json!("FileExists");

@@ -34,7 +34,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Reason;
+use crate::error::{IdeErrorKind, Reason};
 use crate::commit::{commit, Change};
 use crate::content::Content;
 use crate::fs::{EntryKind, Fs};
@@ -87,12 +87,15 @@ pub struct ChangeBody {
     pub description: Option<String>,
 }
 
-/// Checked params.
+/// What to change: `apply_change`'s params, checked. Built from JSON by
+/// the wire, or in Rust from its fields: `ChangeArgs { path: "a.txt".into(),
+/// search: Some("old".into()), replace: "new".into(), description: None }`
+/// modifies, `search: None` creates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeArgs {
     /// `relativePath`, as given.
     pub path: String,
-    /// `searchContent`; `None` when absent, `null` or empty (create).
+    /// `searchContent`; `None` or empty: create the file.
     pub search: Option<String>,
     /// `replaceContent`.
     pub replace: String,
@@ -104,10 +107,7 @@ pub struct ChangeArgs {
 pub fn parse(params: &Value) -> Result<ChangeArgs, IdeError> {
     let p = Params::of(params)?;
     let path = p.req_str("relativePath", false)?.to_string();
-    let search = p
-        .opt_str("searchContent")?
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
+    let search = p.opt_str("searchContent")?.map(str::to_string);
     let replace = p.req_str("replaceContent", true)?.to_string();
     let description = p.opt_str("description")?.map(str::to_string);
     Ok(ChangeArgs {
@@ -280,14 +280,14 @@ fn plan_modify(
                     list(&hint)
                 ));
             }
-            return Err(IdeError::new("no_match", message)
+            return Err(IdeError::new(IdeErrorKind::NoMatch, message)
                 .with("path", path)
                 .with("occurrences", 0)
                 .with("candidateLines", hint));
         }
         n => {
             return Err(IdeError::new(
-                "multiple_matches",
+                IdeErrorKind::MultipleMatches,
                 format!(
                     "searchContent occurs {n} times in {path} (at lines {}); include more surrounding lines so that it occurs once",
                     list(&lines)
@@ -322,12 +322,13 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
     let path = g.normalized.as_str();
     let kind = fs.kind(&g.target).map_err(|e| io_error(path, &e))?;
     let not_a_file = || {
-        IdeError::new("not_a_file", format!("{path} is a directory, not a file")).with("path", path)
+        IdeError::new(IdeErrorKind::NotAFile, format!("{path} is a directory, not a file")).with("path", path)
     };
-    let (operation, bytes, line, change) = match (&args.search, kind) {
+    let search = args.search.as_deref().filter(|s| !s.is_empty());
+    let (operation, bytes, line, change) = match (search, kind) {
         (None, Some(EntryKind::File)) => {
             return Err(IdeError::new(
-                "already_exists",
+                IdeErrorKind::AlreadyExists,
                 format!("{path} already exists; give searchContent to modify it"),
             )
             .with("path", path))
@@ -336,7 +337,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
             let parent = parent_of(&g.target);
             if fs.kind(parent).map_err(|e| io_error(path, &e))? != Some(EntryKind::Dir) {
                 return Err(IdeError::new(
-                    "not_found",
+                    IdeErrorKind::NotFound,
                     format!("the directory of {path} does not exist; apply_change does not create directories"),
                 )
                 .with("path", path)
@@ -353,7 +354,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
         }
         (Some(_), None) => {
             return Err(IdeError::new(
-                "not_found",
+                IdeErrorKind::NotFound,
                 format!("file not found: {path} (to create it, leave searchContent empty)"),
             )
             .with("path", path))
@@ -385,7 +386,7 @@ pub fn apply(fs: &dyn Fs, args: &ChangeArgs) -> Result<ChangeBody, IdeError> {
     let changed = change.is_some();
     if let Some(change) = change {
         commit(fs, [change]).map_err(|e| {
-            IdeError::new("io_error", format!("writing {path} failed: {e}"))
+            IdeError::new(IdeErrorKind::IoError, format!("writing {path} failed: {e}"))
                 .with("path", path)
                 .with("step", e.step)
                 .with("rolledBack", e.rollback())
@@ -455,13 +456,13 @@ mod tests {
             assert_eq!(modify(file, s, r).unwrap(), *want, "{s:?}");
         }
         let e = modify(b"aaa", "aa", "b").unwrap_err();
-        assert_eq!(e.kind, "multiple_matches");
+        assert_eq!(e.kind, IdeErrorKind::MultipleMatches);
         assert_eq!(e.details["occurrences"], 2);
         assert_eq!(e.details["lines"], json!([1, 1]));
         let e = modify(b"x\ny\nx\n", "x\n", "z").unwrap_err();
         assert_eq!(e.details["lines"], json!([1, 3]));
         let e = modify(b"  foo();\nbar\n  foo();\n", "foo();\nbaz", "z").unwrap_err();
-        assert_eq!(e.kind, "no_match");
+        assert_eq!(e.kind, IdeErrorKind::NoMatch);
         assert_eq!(e.details["candidateLines"], json!([1, 3]));
         let e = modify(b"x = 1;\n", "x  = 1;", "z").unwrap_err();
         assert_eq!(e.details["occurrences"], 0);
@@ -517,7 +518,7 @@ mod tests {
         let file = "a\n".repeat(1 << 17);
         let search = "a\n".repeat(1 << 16);
         let e = modify(file.as_bytes(), &search, "b").unwrap_err();
-        assert_eq!(e.kind, "multiple_matches");
+        assert_eq!(e.kind, IdeErrorKind::MultipleMatches);
         assert_eq!(e.details["occurrences"], (1 << 16) + 1);
         let lines: Vec<usize> = (1..=MAX_LINES_REPORTED).collect();
         assert_eq!(e.details["lines"], json!(lines));
@@ -533,7 +534,8 @@ mod tests {
         assert_eq!(e.details["reason"], "wrong_type");
         let a = parse(&json!({"relativePath": "a", "searchContent": "", "replaceContent": ""}))
             .unwrap();
-        assert_eq!(a.search, None);
+        // An empty search means create: `apply` reads it so.
+        assert_eq!(a.search.as_deref(), Some(""));
     }
 
     #[test]
@@ -549,7 +551,7 @@ mod tests {
             let fs = FaultFs::new(&real, FsOp::is_mutation, Some(step));
             let r = apply(&fs, &args);
             if step < fs.count() {
-                assert_eq!(r.unwrap_err().kind, "io_error");
+                assert_eq!(r.unwrap_err().kind, IdeErrorKind::IoError);
                 assert_eq!(
                     std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
                     "old\n"

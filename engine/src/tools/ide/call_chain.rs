@@ -56,9 +56,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tree_sitter::Node;
 
-use crate::error::Reason;
+use crate::error::{IdeErrorKind, Reason};
 use crate::fs::Fs;
-use crate::tools::ide::{walk_files, IdeError, IdeTool, Params};
+use crate::tools::ide::{out_of_range, walk_files, IdeError, IdeTool, Params};
 
 mod index;
 
@@ -98,17 +98,6 @@ pub const MAX_TYPE_NESTING: usize = 64;
 /// characters (longer ones are cut with `...`).
 const MAX_DISPLAY_CHARS: usize = 60;
 
-/// Which way to follow calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// Who calls the method.
-    Callers,
-    /// What the method calls.
-    Callees,
-    /// Both.
-    Both,
-}
-
 /// The params of `call_chain`, for the catalog's schema; [`parse`] reads
 /// them into [`ChainArgs`] (the corpus test holds the two in agreement).
 /// Unknown keys are ignored; `null` counts as absent.
@@ -131,7 +120,6 @@ pub struct CallChainParams {
     pub include_source: Option<bool>,
 }
 
-#[allow(dead_code)] // Read by its derived schema only: `parse` reads the params.
 /// `direction` of `call_chain`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -216,18 +204,19 @@ pub struct SkippedFile {
     pub limit: usize,
 }
 
-/// Checked params.
+/// What to trace: `call_chain`'s params, checked. Built from JSON by the
+/// wire, or in Rust with [`ChainArgs::new`] (the wire's defaults) and its
+/// public fields. A `method` that is not `ClassName.methodName` (Java
+/// identifiers) or a `depth` outside 1 to 10 is
+/// `invalid_params`, as on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainArgs {
-    /// `method` as given.
+    /// The target, `ClassName.methodName`: the class part a type's simple
+    /// name or a dotted suffix of its qualified name (`pkg.Outer.Inner.run`).
     pub method: String,
-    /// The class part (`a.b.Foo` in `a.b.Foo.bar`).
-    pub class: String,
-    /// The method name.
-    pub name: String,
     /// `direction` (default both).
-    pub direction: Direction,
-    /// `depth` (default 1, at most [`MAX_DEPTH`]).
+    pub direction: ChainDirection,
+    /// `depth` (default 1, at most 10).
     pub depth: u64,
     /// `includeSource` (default false).
     pub include_source: bool,
@@ -241,10 +230,36 @@ fn is_ident(s: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }
 
-/// Check the params (C-ide-params), before any I/O.
-pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
-    let p = Params::of(params)?;
-    let method = p.req_str("method", false)?;
+impl ChainArgs {
+    /// Both directions from `method`, one level deep, without source: the
+    /// wire's defaults.
+    pub fn new(method: impl Into<String>) -> ChainArgs {
+        ChainArgs {
+            method: method.into(),
+            direction: ChainDirection::Both,
+            depth: 1,
+            include_source: false,
+        }
+    }
+
+    /// `invalid_params` for what [`parse`] refuses: a `method` that is not
+    /// `ClassName.methodName`, a `depth` outside 1 to [`MAX_DEPTH`].
+    pub(crate) fn check(&self) -> Result<(), IdeError> {
+        target_parts(&self.method)?;
+        if !(1..=MAX_DEPTH).contains(&self.depth) {
+            return Err(out_of_range("depth", 1, MAX_DEPTH, self.depth));
+        }
+        Ok(())
+    }
+
+    /// The class part (`a.b.Foo` in `a.b.Foo.bar`) and the method name.
+    fn parts(&self) -> Result<(&str, &str), IdeError> {
+        target_parts(&self.method)
+    }
+}
+
+/// `method`'s class part and method name, each part a Java identifier.
+fn target_parts(method: &str) -> Result<(&str, &str), IdeError> {
     let bad_method = || {
         IdeError::invalid(
             "method",
@@ -256,10 +271,18 @@ pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
     if !is_ident(name) || class.split('.').any(|c| !is_ident(c)) {
         return Err(bad_method());
     }
+    Ok((class, name))
+}
+
+/// Check the params (C-ide-params), before any I/O.
+pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
+    let p = Params::of(params)?;
+    let method = p.req_str("method", false)?;
+    target_parts(method)?;
     let direction = match p.opt_str("direction")? {
-        None | Some("both") => Direction::Both,
-        Some("callers") => Direction::Callers,
-        Some("callees") => Direction::Callees,
+        None | Some("both") => ChainDirection::Both,
+        Some("callers") => ChainDirection::Callers,
+        Some("callees") => ChainDirection::Callees,
         Some(other) => {
             return Err(IdeError::invalid(
                 "direction",
@@ -272,8 +295,6 @@ pub fn parse(params: &Value) -> Result<ChainArgs, IdeError> {
     let include_source = p.bool_or("includeSource", false)?;
     Ok(ChainArgs {
         method: method.to_string(),
-        class: class.to_string(),
-        name: name.to_string(),
         direction,
         depth,
         include_source,
@@ -830,7 +851,7 @@ impl Index {
 
     /// The declarations `args` names (C-ide-chain-target).
     pub fn target(&self, args: &ChainArgs) -> Result<Vec<usize>, IdeError> {
-        let class = args.class.as_str();
+        let (class, name) = args.parts()?;
         let simple = class.rsplit('.').next().unwrap_or(class);
         let types: Vec<usize> = self
             .by_simple
@@ -842,7 +863,7 @@ impl Index {
             .collect();
         if types.is_empty() {
             return Err(IdeError::new(
-                "method_not_found",
+                IdeErrorKind::MethodNotFound,
                 format!(
                     "no class, interface, enum or record named {class} in the workspace's Java sources ({} file{} parsed{})",
                     self.files.len(),
@@ -856,7 +877,7 @@ impl Index {
         }
         let mut by_type: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, m) in self.methods.iter().enumerate() {
-            if types.contains(&m.ty) && m.name == args.name {
+            if types.contains(&m.ty) && m.name == name {
                 by_type.entry(m.ty).or_default().push(i);
             }
         }
@@ -871,10 +892,9 @@ impl Index {
                     .collect();
                 let list: Vec<&str> = available.into_iter().collect();
                 Err(IdeError::new(
-                    "method_not_found",
+                    IdeErrorKind::MethodNotFound,
                     format!(
-                        "{class} has no method {}{}",
-                        args.name,
+                        "{class} has no method {name}{}",
                         if list.is_empty() {
                             String::from(" (it declares no methods)")
                         } else {
@@ -896,10 +916,10 @@ impl Index {
                     .collect();
                 let names: Vec<String> = by_type
                     .keys()
-                    .map(|&t| format!("{}.{}", self.qualified(t), args.name))
+                    .map(|&t| format!("{}.{name}", self.qualified(t)))
                     .collect();
                 Err(IdeError::new(
-                    "ambiguous_method",
+                    IdeErrorKind::AmbiguousMethod,
                     format!(
                         "{} matches {} methods: {}; qualify the class name",
                         args.method,
@@ -1229,6 +1249,7 @@ impl Index {
 
 /// Run the analysis on the workspace of `fs`.
 pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<ChainBody, IdeError> {
+    args.check()?;
     let index = Index::build(fs)?;
     let targets = index.target(args)?;
     let declarations = targets
@@ -1241,14 +1262,14 @@ pub fn analyse(fs: &dyn Fs, args: &ChainArgs) -> Result<ChainBody, IdeError> {
         truncated |= cut;
         tree
     };
-    let callers = (args.direction != Direction::Callees).then(|| tree(true));
-    let callees = (args.direction != Direction::Callers).then(|| tree(false));
+    let callers = (args.direction != ChainDirection::Callees).then(|| tree(true));
+    let callees = (args.direction != ChainDirection::Callers).then(|| tree(false));
     Ok(ChainBody {
         method: args.method.clone(),
         direction: match args.direction {
-            Direction::Callers => "callers",
-            Direction::Callees => "callees",
-            Direction::Both => "both",
+            ChainDirection::Callers => "callers",
+            ChainDirection::Callees => "callees",
+            ChainDirection::Both => "both",
         },
         depth: args.depth,
         include_source: args.include_source,

@@ -41,12 +41,14 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Reason;
+use crate::error::{IdeErrorKind, Reason};
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::Lines;
 use crate::tools::ide::read_file::not_found;
-use crate::tools::ide::{io_error, names_root, path_error, walk_files, IdeError, IdeTool, Params};
+use crate::tools::ide::{
+    io_error, names_root, out_of_range, path_error, walk_files, IdeError, IdeTool, Params,
+};
 
 /// The default of `limit`.
 pub const DEFAULT_LIMIT: u64 = 20;
@@ -67,7 +69,7 @@ const EXT_TYPE: &str = "patchspecextension";
 
 /// What `file_type` selects.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FileType {
+pub enum GrepFileType {
     /// Every file (`"all"`).
     All,
     /// A ripgrep type name (`java`, `rust`, `py`, ...).
@@ -156,12 +158,16 @@ pub struct GrepMatch {
     pub after: Option<Vec<String>>,
 }
 
-/// Checked params.
+/// What to search: `grep_file`'s params, checked. Built from JSON by the
+/// wire, or in Rust with [`GrepArgs::new`] (the wire's defaults) and its
+/// public fields. A pattern that is empty or holds a newline, a `limit` of
+/// 0 or a `file_type` the wire would refuse is `invalid_params`, as on the
+/// wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrepArgs {
     /// The pattern, as given.
     pub pattern: String,
-    /// `relativePath`; `None` = the whole workspace.
+    /// `relativePath`; `None` (or `""`, `.`) = the whole workspace.
     pub path: Option<String>,
     /// Is `pattern` a regex?
     pub regex: bool,
@@ -172,13 +178,53 @@ pub struct GrepArgs {
     /// At most this many matches are returned.
     pub limit: u64,
     /// The files searched.
-    pub file_type: FileType,
+    pub file_type: GrepFileType,
 }
 
-/// Check the params (C-ide-params), before any I/O.
-pub fn parse(params: &Value) -> Result<GrepArgs, IdeError> {
-    let p = Params::of(params)?;
-    let pattern = p.req_str("pattern", true)?;
+impl GrepArgs {
+    /// A search of the whole workspace for `pattern` with the wire's
+    /// defaults: a literal, case ignored, no context, at most
+    /// 20 matches, every file type.
+    pub fn new(pattern: impl Into<String>) -> GrepArgs {
+        GrepArgs {
+            pattern: pattern.into(),
+            path: None,
+            regex: false,
+            case_sensitive: false,
+            context_lines: 0,
+            limit: DEFAULT_LIMIT,
+            file_type: GrepFileType::All,
+        }
+    }
+
+    /// `invalid_params` for what no params could give (a `limit` of 0, an
+    /// unknown file type) and what [`parse`] refuses in a pattern.
+    pub(crate) fn check(&self) -> Result<(), IdeError> {
+        check_pattern(&self.pattern)?;
+        if self.limit == 0 {
+            return Err(out_of_range("limit", 1, u64::MAX, 0));
+        }
+        let raw = self.file_type.as_wire();
+        if parse_file_type(raw)? != self.file_type {
+            return Err(unknown_file_type(raw));
+        }
+        Ok(())
+    }
+}
+
+impl GrepFileType {
+    /// The `file_type` string of the wire: `all`, the type name, or the
+    /// extension with its dot.
+    fn as_wire(&self) -> &str {
+        match self {
+            GrepFileType::All => "all",
+            GrepFileType::Named(s) | GrepFileType::Extension(s) => s,
+        }
+    }
+}
+
+/// A pattern must not be empty, and matches within one line.
+fn check_pattern(pattern: &str) -> Result<(), IdeError> {
     if pattern.is_empty() {
         return Err(IdeError::invalid(
             "pattern",
@@ -193,11 +239,15 @@ pub fn parse(params: &Value) -> Result<GrepArgs, IdeError> {
             "grep_file matches within one line: 'pattern' must not contain a newline",
         ));
     }
-    let path = match p.opt_str("relativePath")? {
-        None => None,
-        Some(s) if s.is_empty() || names_root(s) => None,
-        Some(s) => Some(s.to_string()),
-    };
+    Ok(())
+}
+
+/// Check the params (C-ide-params), before any I/O.
+pub fn parse(params: &Value) -> Result<GrepArgs, IdeError> {
+    let p = Params::of(params)?;
+    let pattern = p.req_str("pattern", true)?;
+    check_pattern(pattern)?;
+    let path = p.opt_str("relativePath")?.map(str::to_string);
     let regex = p.bool_or("regex", false)?;
     let case_sensitive = p.bool_or("case_sensitive", false)?;
     let context_lines = p.int("context_lines", 0, u64::MAX)?.unwrap_or(0);
@@ -227,9 +277,9 @@ pub fn type_names() -> Vec<String> {
     names
 }
 
-fn parse_file_type(raw: &str) -> Result<FileType, IdeError> {
+fn parse_file_type(raw: &str) -> Result<GrepFileType, IdeError> {
     if raw == "all" {
-        return Ok(FileType::All);
+        return Ok(GrepFileType::All);
     }
     if let Some(ext) = raw.strip_prefix('.') {
         let ok = !ext.is_empty()
@@ -238,35 +288,39 @@ fn parse_file_type(raw: &str) -> Result<FileType, IdeError> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c));
         if ok {
-            return Ok(FileType::Extension(raw.to_string()));
+            return Ok(GrepFileType::Extension(raw.to_string()));
         }
     } else if type_names().iter().any(|n| n == raw) {
-        return Ok(FileType::Named(raw.to_string()));
+        return Ok(GrepFileType::Named(raw.to_string()));
     }
-    Err(IdeError::invalid(
+    Err(unknown_file_type(raw))
+}
+
+fn unknown_file_type(raw: &str) -> IdeError {
+    IdeError::invalid(
         "file_type",
         Reason::InvalidValue,
         format!(
             "unknown file_type {raw:?}: use \"all\", a ripgrep type name (java, kotlin, xml, js, ts, py, rust, go, md, json, yaml, ...) or an extension with its dot (\".kt\")"
         ),
-    ))
+    )
 }
 
-fn types_for(ft: &FileType) -> Result<Option<Types>, IdeError> {
+fn types_for(ft: &GrepFileType) -> Result<Option<Types>, IdeError> {
     let internal = |e: ignore::Error| {
         IdeError::new(
-            "internal_error",
+            IdeErrorKind::InternalError,
             format!("the file_type filter cannot be built: {e}"),
         )
     };
     let mut b = TypesBuilder::new();
     b.add_defaults();
     match ft {
-        FileType::All => return Ok(None),
-        FileType::Named(name) => {
+        GrepFileType::All => return Ok(None),
+        GrepFileType::Named(name) => {
             b.select(name);
         }
-        FileType::Extension(ext) => {
+        GrepFileType::Extension(ext) => {
             // The extension was checked to hold no glob metacharacters.
             b.add(EXT_TYPE, &format!("*{ext}")).map_err(internal)?;
             b.select(EXT_TYPE);
@@ -393,7 +447,7 @@ pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
     }
     let too_large = |reason: Reason, limit: usize, what: &str| {
         IdeError::new(
-            "regex_too_large",
+            IdeErrorKind::RegexTooLarge,
             format!(
                 "the regex is too large: {what} exceeds the limit of {limit} bytes; search a literal (regex: false) or a shorter regex"
             ),
@@ -426,7 +480,7 @@ pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
                 .map_or(full.as_str(), |l| l.trim_start_matches("error:").trim())
                 .to_string();
             IdeError::new(
-                "invalid_regex",
+                IdeErrorKind::InvalidRegex,
                 format!("invalid regex {:?}: {summary}", args.pattern),
             )
             .with("pattern", args.pattern.as_str())
@@ -436,9 +490,11 @@ pub fn matcher(args: &GrepArgs) -> Result<LineMatcher, IdeError> {
 
 /// Search the workspace of `fs`.
 pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<GrepBody, IdeError> {
+    args.check()?;
     let mut re = matcher(args)?;
     let types = types_for(&args.file_type)?;
-    let (shown_path, files) = match &args.path {
+    let named = args.path.as_deref().filter(|p| !p.is_empty() && !names_root(p));
+    let (shown_path, files) = match named {
         None => (None, walk_files(fs, "", types.as_ref())?),
         Some(raw) => {
             let g = resolve(fs, raw, GuardOptions::default())
@@ -474,7 +530,8 @@ pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<GrepBody, IdeError> {
             total += 1;
             if matches.len() < limit && text_left > 0 {
                 let window = if args.context_lines > 0 {
-                    i.saturating_sub(context)..lines.len().min(i.saturating_add(context) + 1)
+                    i.saturating_sub(context)
+                        ..lines.len().min(i.saturating_add(context).saturating_add(1))
                 } else {
                     i..i + 1
                 };
@@ -500,10 +557,7 @@ pub fn grep(fs: &dyn Fs, args: &GrepArgs) -> Result<GrepBody, IdeError> {
         regex: args.regex,
         case_sensitive: args.case_sensitive,
         relative_path: shown_path,
-        file_type: match &args.file_type {
-            FileType::All => "all".into(),
-            FileType::Named(s) | FileType::Extension(s) => s.clone(),
-        },
+        file_type: args.file_type.as_wire().to_string(),
         context_lines: args.context_lines,
         limit: args.limit,
         files_searched: searched,
@@ -623,12 +677,14 @@ mod tests {
                 case_sensitive: false,
                 context_lines: 0,
                 limit: 20,
-                file_type: FileType::All,
+                file_type: GrepFileType::All,
             }
         );
+        assert_eq!(a, GrepArgs::new("x"));
+        // Kept as given: `grep` reads a root spelling as the whole workspace.
         assert_eq!(
-            args(json!({"pattern": "x", "relativePath": "."})).path,
-            None
+            args(json!({"pattern": "x", "relativePath": "."})).path.as_deref(),
+            Some(".")
         );
     }
 
@@ -654,7 +710,7 @@ mod tests {
             );
         }
         let e = matcher(&args(json!({"pattern": "(", "regex": true}))).unwrap_err();
-        assert_eq!(e.kind, "invalid_regex");
+        assert_eq!(e.kind, IdeErrorKind::InvalidRegex);
         assert!(e.message.contains("unclosed group"), "{}", e.message);
         // The same text as a literal is fine.
         assert!(matcher(&args(json!({"pattern": "("}))).is_ok());
@@ -664,13 +720,13 @@ mod tests {
     fn regex_too_large_is_its_own_kind() {
         let long = "a".repeat(MAX_REGEX_PATTERN_BYTES + 1);
         let e = matcher(&args(json!({"pattern": long, "regex": true}))).unwrap_err();
-        assert_eq!(e.kind, "regex_too_large");
+        assert_eq!(e.kind, IdeErrorKind::RegexTooLarge);
         assert_eq!(e.details["reason"], "pattern_bytes");
         assert_eq!(e.details["limit"], MAX_REGEX_PATTERN_BYTES);
         assert!(e.message.contains("16384"), "{}", e.message);
         // Short, but compiles past the engine's limit.
         let e = matcher(&args(json!({"pattern": "\\w{1000}{1000}", "regex": true}))).unwrap_err();
-        assert_eq!(e.kind, "regex_too_large");
+        assert_eq!(e.kind, IdeErrorKind::RegexTooLarge);
         assert_eq!(e.details["reason"], "compiled_size");
         assert_eq!(e.details["limit"], MAX_COMPILED_REGEX_BYTES);
         // The same text as a literal is searched as a literal.
@@ -756,8 +812,8 @@ mod tests {
     #[test]
     fn file_types() {
         let ft = |s: &str| parse(&json!({"pattern": "x", "file_type": s})).map(|a| a.file_type);
-        assert_eq!(ft("java").unwrap(), FileType::Named("java".into()));
-        assert_eq!(ft(".kt").unwrap(), FileType::Extension(".kt".into()));
+        assert_eq!(ft("java").unwrap(), GrepFileType::Named("java".into()));
+        assert_eq!(ft(".kt").unwrap(), GrepFileType::Extension(".kt".into()));
         for bad in ["", "nosuchtype", ".", "..x", ".*", "*.java", "Java"] {
             assert_eq!(ft(bad).unwrap_err().details["field"], "file_type", "{bad}");
         }
@@ -802,8 +858,8 @@ mod tests {
         let doc = run_on(&dir, json!({"pattern": "x", "relativePath": "./b.txt"})).unwrap();
         assert_eq!(doc["relativePath"], "b.txt");
         let e = run_on(&dir, json!({"pattern": "x", "relativePath": "nope"})).unwrap_err();
-        assert_eq!(e.kind, "not_found");
+        assert_eq!(e.kind, IdeErrorKind::NotFound);
         let e = run_on(&dir, json!({"pattern": "x", "relativePath": "../x"})).unwrap_err();
-        assert_eq!(e.kind, "outside_workspace");
+        assert_eq!(e.kind, IdeErrorKind::OutsideWorkspace);
     }
 }

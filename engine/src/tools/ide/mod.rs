@@ -39,58 +39,32 @@ use crate::tools::wire::{Failed, Succeeded};
 
 use crate::call::{ToolCall, ToolOutcome};
 use crate::fs::{EntryKind, Fs};
-use crate::error::Reason;
+use crate::error::{IdeErrorKind, Reason, ToolError};
 use crate::path_guard::PathError;
 use crate::layout::{file_name_of, SKIPPED_DIRS};
 use crate::tools::{guarded, OpenFs};
 
-/// One failure of an IDE tool: a snake_case `kind`, a one-line message and
-/// machine-readable details.
-#[derive(Clone, Debug, PartialEq)]
-pub struct IdeError {
-    /// The error kind (`invalid_params`, `not_found`, `no_match`, ...).
-    pub kind: &'static str,
-    /// One line for a human or a model.
-    pub message: String,
-    /// Where and why, as JSON members.
-    pub details: Map<String, Value>,
-}
+/// One failure of an IDE tool: the front door's [`ToolError`] with the IDE
+/// tools' kinds, so a failure is the same value whether the tool was called
+/// through [`crate::Workspace`] or as JSON. Its `details` are the wire's in
+/// the wire's order; `reason`, when set, is also `details.reason`.
+pub type IdeError = ToolError<IdeErrorKind>;
 
 impl IdeError {
-    /// An error with no details.
-    pub fn new(kind: &'static str, message: impl Into<String>) -> IdeError {
-        IdeError {
-            kind,
-            message: message.into(),
-            details: Map::new(),
-        }
-    }
-
-    /// Add one detail member.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> IdeError {
-        self.details.insert(key.to_string(), value.into());
-        self
-    }
-
-    /// `reason` as the next `details` member, its wire string.
-    pub fn because(self, reason: Reason) -> IdeError {
-        self.with("reason", reason.as_str())
-    }
-
     /// `invalid_params` for `field` (`reason`: `missing`, `wrong_type`,
     /// `empty`, `out_of_range`, `invalid_value`, `conflict`).
-    pub fn invalid(field: &str, reason: Reason, message: impl Into<String>) -> IdeError {
-        IdeError::new("invalid_params", message)
+    pub(crate) fn invalid(field: &str, reason: Reason, message: impl Into<String>) -> IdeError {
+        IdeError::new(IdeErrorKind::InvalidParams, message)
             .with("field", field)
             .because(reason)
     }
 
     /// The failure document.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         crate::tools::wire::document::<IdeDocument<'_, ()>>(&IdeDocument::Refused {
             success: Failed::default(),
             error: IdeErrorBody {
-                kind: self.kind,
+                kind: self.kind.as_str(),
                 message: &self.message,
                 details: &self.details,
             },
@@ -143,7 +117,7 @@ pub fn outcome<T: Serialize>(run: impl FnOnce() -> Result<T, IdeError>) -> ToolO
         || document(run()),
         || {
             document::<()>(Err(IdeError::new(
-                "internal_error",
+                IdeErrorKind::InternalError,
                 "an unexpected error occurred (a bug in the engine)",
             )))
         },
@@ -206,7 +180,7 @@ impl<'a> Params<'a> {
         match value.as_object() {
             Some(obj) => Ok(Params { obj }),
             None => Err(IdeError::new(
-                "invalid_params",
+                IdeErrorKind::InvalidParams,
                 format!("params must be a JSON object, got {}", json_type(value)),
             )
             .because(Reason::NotObject)),
@@ -265,26 +239,32 @@ impl<'a> Params<'a> {
         };
         match n {
             Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
-            _ => Err(IdeError::invalid(
-                name,
-                Reason::OutOfRange,
-                if max == u64::MAX {
-                    format!("parameter '{name}' must be an integer >= {min}, got {v}")
-                } else {
-                    format!("parameter '{name}' must be an integer from {min} to {max}, got {v}")
-                },
-            )
-            .with("min", min)
-            .with(
-                "max",
-                if max == u64::MAX {
-                    Value::Null
-                } else {
-                    max.into()
-                },
-            )),
+            _ => Err(out_of_range(name, min, max, v)),
         }
     }
+}
+
+/// `invalid_params` for the integer `got` of parameter `name`, outside
+/// `min..=max` (`u64::MAX`: no upper bound).
+pub(crate) fn out_of_range(name: &str, min: u64, max: u64, got: impl std::fmt::Display) -> IdeError {
+    IdeError::invalid(
+        name,
+        Reason::OutOfRange,
+        if max == u64::MAX {
+            format!("parameter '{name}' must be an integer >= {min}, got {got}")
+        } else {
+            format!("parameter '{name}' must be an integer from {min} to {max}, got {got}")
+        },
+    )
+    .with("min", min)
+    .with(
+        "max",
+        if max == u64::MAX {
+            Value::Null
+        } else {
+            max.into()
+        },
+    )
 }
 
 fn wrong_type(name: &str, want: &str, got: &Value) -> IdeError {
@@ -311,20 +291,20 @@ fn json_type(v: &Value) -> &'static str {
 pub fn path_error(field: &str, raw: &str, e: &PathError) -> IdeError {
     match e {
         PathError::NotADirectory { file, .. } => IdeError::new(
-            "not_found",
+            IdeErrorKind::NotFound,
             format!("file not found: {raw} ({file} is a file)"),
         )
         .with("path", raw),
         PathError::Io { message, .. } => {
-            IdeError::new("io_error", format!("{raw}: {message}")).with("path", raw)
+            IdeError::new(IdeErrorKind::IoError, format!("{raw}: {message}")).with("path", raw)
         }
         e if e.is_escape() => IdeError::new(
-            "outside_workspace",
+            IdeErrorKind::OutsideWorkspace,
             format!("{raw} is outside the workspace"),
         )
         .with("path", raw)
         .with("field", field),
-        e => IdeError::new("invalid_path", format!("invalid {field}: {e}"))
+        e => IdeError::new(IdeErrorKind::InvalidPath, format!("invalid {field}: {e}"))
             .with("path", raw)
             .with("field", field),
     }
@@ -334,7 +314,7 @@ pub fn path_error(field: &str, raw: &str, e: &PathError) -> IdeError {
 pub fn open_workspace<'o>(open: &OpenFs<'o>, root: &Path) -> Result<Box<dyn Fs + 'o>, IdeError> {
     open(root).map_err(|e| {
         IdeError::new(
-            "io_error",
+            IdeErrorKind::IoError,
             format!("the workspace {} cannot be opened: {e}", root.display()),
         )
     })
@@ -342,7 +322,7 @@ pub fn open_workspace<'o>(open: &OpenFs<'o>, root: &Path) -> Result<Box<dyn Fs +
 
 /// An I/O failure on `path`.
 pub fn io_error(path: &str, e: &io::Error) -> IdeError {
-    IdeError::new("io_error", format!("{path}: {e}")).with("path", path)
+    IdeError::new(IdeErrorKind::IoError, format!("{path}: {e}")).with("path", path)
 }
 
 /// True when `raw` names the workspace root (`.`, `./`, `.//.`): all its
@@ -977,7 +957,7 @@ pub(crate) mod tests {
         for (k, (op, path)) in steps.iter().enumerate() {
             let faulty = FaultFs::new(&real, |_| true, Some(k));
             let e = walk_files(&faulty, "src", None).unwrap_err();
-            assert_eq!(e.kind, "io_error", "step {k} ({op:?} {path})");
+            assert_eq!(e.kind, IdeErrorKind::IoError, "step {k} ({op:?} {path})");
             let shown = if path.is_empty() { "." } else { path.as_str() };
             assert_eq!(e.details["path"], shown, "step {k}");
         }

@@ -21,18 +21,18 @@ use serde_json::Value;
 
 pub use crate::tools::tul::read_file::Encoding;
 
-use crate::error::Reason;
+use crate::error::{IdeErrorKind, Reason};
 use crate::fs::{EntryKind, Fs};
 use crate::path_guard::{resolve, GuardOptions};
 use crate::text::Lines;
-use crate::tools::ide::{io_error, path_error, IdeError, IdeTool, Params};
+use crate::tools::ide::{io_error, out_of_range, path_error, IdeError, IdeTool, Params};
 
 /// The default of `context_lines`.
 pub const DEFAULT_CONTEXT_LINES: u64 = 20;
 
 /// Which lines to return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Window {
+pub enum ReadWindow {
     /// The whole file.
     Whole,
     /// `start_line` and/or `end_line`.
@@ -51,13 +51,17 @@ pub enum Window {
     },
 }
 
-/// Checked params.
+/// What to read: `read_file`'s params, checked. Built from JSON by the
+/// wire, or in Rust from its fields: `ReadArgs { path: "src/Main.java".into(),
+/// window: ReadWindow::Whole }` (the wire's default `context_lines` for a
+/// [`ReadWindow::Around`] is 20). A window with a line 0, or an end before its
+/// start, is refused as `invalid_params`, as on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadArgs {
     /// The path as given.
     pub path: String,
     /// The lines wanted.
-    pub window: Window,
+    pub window: ReadWindow,
 }
 
 /// The params of `read_file`, for the catalog's schema; [`parse`] reads
@@ -123,30 +127,48 @@ pub fn parse(params: &Value) -> Result<ReadArgs, IdeError> {
                 "'line' cannot be combined with 'start_line' or 'end_line': give a line (with context_lines) or a range",
             ))
         }
-        (Some(line), None, None) => Window::Around { line, context },
-        (None, None, None) => Window::Whole,
-        (None, start, end) => {
-            if let (Some(s), Some(e)) = (start, end) {
-                if e < s {
-                    return Err(IdeError::invalid(
+        (Some(line), None, None) => ReadWindow::Around { line, context },
+        (None, None, None) => ReadWindow::Whole,
+        (None, start, end) => ReadWindow::Range { start, end },
+    };
+    window.check()?;
+    Ok(ReadArgs { path, window })
+}
+
+impl ReadWindow {
+    /// `invalid_params` for a window no params could give: a line 0, or an
+    /// end before the start (C-ide-read-window). What [`parse`] reads from
+    /// JSON passes; a window built in Rust is checked here.
+    pub(crate) fn check(self) -> Result<(), IdeError> {
+        let at_least_one = |name: &str, value: Option<u64>| match value {
+            Some(0) => Err(out_of_range(name, 1, u64::MAX, 0)),
+            _ => Ok(()),
+        };
+        match self {
+            ReadWindow::Whole => Ok(()),
+            ReadWindow::Around { line, .. } => at_least_one("line", Some(line)),
+            ReadWindow::Range { start, end } => {
+                at_least_one("start_line", start)?;
+                at_least_one("end_line", end)?;
+                match (start, end) {
+                    (Some(s), Some(e)) if e < s => Err(IdeError::invalid(
                         "end_line",
                         Reason::OutOfRange,
                         format!("end_line ({e}) is before start_line ({s})"),
-                    ));
+                    )),
+                    _ => Ok(()),
                 }
             }
-            Window::Range { start, end }
         }
-    };
-    Ok(ReadArgs { path, window })
+    }
 }
 
 /// The 1-based inclusive lines `[first, last]` of `window` in a file of `n`
 /// lines; `[1, 0]` is the empty window of an empty file.
-pub fn resolve_window(window: Window, n: u64) -> Result<(u64, u64), IdeError> {
+pub fn resolve_window(window: ReadWindow, n: u64) -> Result<(u64, u64), IdeError> {
     let out_of_range = |field: &str, value: u64| {
         IdeError::new(
-            "line_out_of_range",
+            IdeErrorKind::LineOutOfRange,
             format!(
                 "{field} {value} is past the end of the file, which has {n} line{}",
                 if n == 1 { "" } else { "s" }
@@ -157,15 +179,15 @@ pub fn resolve_window(window: Window, n: u64) -> Result<(u64, u64), IdeError> {
         .with("totalLines", n)
     };
     match window {
-        Window::Whole => Ok((1, n)),
-        Window::Range { start, end } => {
+        ReadWindow::Whole => Ok((1, n)),
+        ReadWindow::Range { start, end } => {
             let first = start.unwrap_or(1);
             if start.is_some() && first > n {
                 return Err(out_of_range("start_line", first));
             }
             Ok((first, end.map_or(n, |e| e.min(n))))
         }
-        Window::Around { line, context } => {
+        ReadWindow::Around { line, context } => {
             if line > n {
                 return Err(out_of_range("line", line));
             }
@@ -179,6 +201,7 @@ pub fn resolve_window(window: Window, n: u64) -> Result<(u64, u64), IdeError> {
 
 /// Read `args` from the workspace of `fs`.
 pub fn read(fs: &dyn Fs, args: &ReadArgs) -> Result<ReadBody, IdeError> {
+    args.window.check()?;
     let raw = args.path.as_str();
     let guarded = resolve(fs, raw, GuardOptions::default())
         .map_err(|e| path_error("relativePath", raw, &e))?;
@@ -187,7 +210,7 @@ pub fn read(fs: &dyn Fs, args: &ReadArgs) -> Result<ReadBody, IdeError> {
         Ok(Some(EntryKind::File)) => {}
         Ok(Some(EntryKind::Dir)) => {
             return Err(
-                IdeError::new("not_a_file", format!("{path} is a directory, not a file"))
+                IdeError::new(IdeErrorKind::NotAFile, format!("{path} is a directory, not a file"))
                     .with("path", path),
             )
         }
@@ -222,7 +245,7 @@ pub fn read(fs: &dyn Fs, args: &ReadArgs) -> Result<ReadBody, IdeError> {
 
 /// The `not_found` error for `path`.
 pub fn not_found(path: &str) -> IdeError {
-    IdeError::new("not_found", format!("file not found: {path}")).with("path", path)
+    IdeError::new(IdeErrorKind::NotFound, format!("file not found: {path}")).with("path", path)
 }
 
 /// The `read_file` tool, as [`crate::tools::REGISTRY`] runs it
@@ -255,7 +278,7 @@ mod tests {
             e.details
                 .get("reason")
                 .and_then(Value::as_str)
-                .unwrap_or(e.kind)
+                .unwrap_or(e.kind.as_str())
                 .to_string(),
         )
     }
@@ -347,13 +370,13 @@ mod tests {
             path: "./a.txt".into(),
             window: w,
         };
-        let doc = read(&fs, &args(Window::Whole)).unwrap();
+        let doc = read(&fs, &args(ReadWindow::Whole)).unwrap();
         assert_eq!(doc.content, "one\r\ntwo\r\nthree");
         assert_eq!(doc.path, "a.txt");
         assert_eq!(doc.total_lines, 3);
         let doc = read(
             &fs,
-            &args(Window::Around {
+            &args(ReadWindow::Around {
                 line: 2,
                 context: 0,
             }),
@@ -362,7 +385,7 @@ mod tests {
         assert_eq!(doc.content, "two\r\n");
         let doc = read(
             &fs,
-            &args(Window::Range {
+            &args(ReadWindow::Range {
                 start: Some(3),
                 end: None,
             }),

@@ -227,25 +227,39 @@ impl Default for ApplyOptions {
 }
 
 /// The outcome of `apply`: the files changed (or, on a dry run, that would
-/// change), and the error that stopped it, if any.
+/// change), in plan order, or the refusal that stopped it.
+pub type Applied = Result<Vec<ChangedFile>, Refusal>;
+
+/// Why `apply_patch` stopped, and the sections it had applied by then: with
+/// `atomic: true` none (the workspace is as it was), with `atomic: false`
+/// the files of the sections before the refused one, which stay changed.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Applied {
-    /// What changed, in plan order (partial when a non-atomic run failed).
+pub struct Refusal {
+    /// Why it stopped: the error kind, its reason and where (boxed: a
+    /// refusal is moved through every step of the apply).
+    pub error: Box<ToolError>,
+    /// The files a non-atomic apply changed before the refusal, in plan
+    /// order; empty for an atomic one.
     pub changed_files: Vec<ChangedFile>,
-    /// Why it stopped.
-    pub error: Option<ToolError>,
 }
 
-impl Applied {
-    /// The files changed, or the refusal (dropping the sections a
-    /// non-atomic run applied before it).
-    pub(crate) fn into_result(self) -> Result<Vec<ChangedFile>, ToolError> {
-        match self.error {
-            None => Ok(self.changed_files),
-            Some(error) => Err(error),
+impl Refusal {
+    /// A refusal before anything was applied.
+    fn of(error: ToolError) -> Refusal {
+        Refusal {
+            error: Box::new(error),
+            changed_files: Vec::new(),
         }
     }
 }
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// Run one call from its wire params, opening the workspace with `open`. A panic (a bug) is
 /// `command_failed` with reason `internal_error`.
@@ -264,26 +278,14 @@ fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
         "internal error: the engine failed unexpectedly (a bug); the workspace may be partly written",
     )
     .because(Reason::InternalError);
-    outcome(
-        atomic,
-        &Applied {
-            changed_files: Vec::new(),
-            error: Some(error),
-        },
-    )
+    outcome(atomic, &Err(Refusal::of(error)))
 }
 
 fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let (patch, mut options) = match read_params(call.params) {
         Ok(p) => p,
         Err(e) => {
-            return outcome(
-                true,
-                &Applied {
-                    changed_files: Vec::new(),
-                    error: Some(e),
-                },
-            )
+            return outcome(true, &Err(Refusal::of(e)))
         }
     };
     let fs = match open(call.workspace_root) {
@@ -294,13 +296,7 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
                 format!("cannot open the workspace: {e}"),
             )
             .because(Reason::IoError);
-            return outcome(
-                options.atomic,
-                &Applied {
-                    changed_files: Vec::new(),
-                    error: Some(error),
-                },
-            );
+            return outcome(options.atomic, &Err(Refusal::of(error)));
         }
     };
     options.workspace_root = std::path::absolute(call.workspace_root).ok();
@@ -308,22 +304,32 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     outcome(options.atomic, &applied)
 }
 
+impl ToolOutcome {
+    /// The wire outcome of an `apply_patch` (`atomic` as it ran): its
+    /// result document, as [`crate::dispatch::call`] would answer.
+    pub fn of_apply_patch(atomic: bool, applied: &Result<Vec<ChangedFile>, Refusal>) -> ToolOutcome {
+        outcome(atomic, applied)
+    }
+}
+
 /// Build the wire outcome of an [`Applied`].
 pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
-    let data = ApplyData {
-        changed_files: &applied.changed_files,
-        atomic,
-    };
-    match &applied.error {
-        None => ToolOutcome {
+    match applied {
+        Ok(changed_files) => ToolOutcome {
             success: true,
             result: crate::tools::wire::document(&ApplyPatchDocument::Applied {
                 success: Succeeded::default(),
-                data,
+                data: ApplyData {
+                    changed_files,
+                    atomic,
+                },
             }),
             error: None,
         },
-        Some(e) => {
+        Err(Refusal {
+            error: e,
+            changed_files,
+        }) => {
             let message = e.message_with_hint();
             let result = crate::tools::wire::document(&ApplyPatchDocument::Refused {
                 success: Failed::default(),
@@ -332,7 +338,10 @@ pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
                     message: message.clone(),
                     details: &e.details,
                 },
-                data,
+                data: ApplyData {
+                    changed_files,
+                    atomic,
+                },
             });
             ToolOutcome {
                 success: false,
@@ -422,10 +431,7 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
             if let Err(e) = check_expected(options)
                 .and_then(|()| expected_by_path(fs, &options.expected_sha256))
             {
-                return Applied {
-                    changed_files: Vec::new(),
-                    error: Some(e),
-                };
+                return Err(Refusal::of(e));
             }
             let e = envelope::parse_bytes(patch).err();
             let (line, message) = e
@@ -435,22 +441,19 @@ pub fn apply_bytes(fs: &dyn Fs, patch: &[u8], options: &ApplyOptions) -> Applied
             let error = ToolError::new(ErrorKind::PatchParseError, message)
                 .with("line", line)
                 .because(Reason::PatchParseError);
-            Applied {
-                changed_files: Vec::new(),
-                // Only the lines the shape check reads are decoded. Invalid
-                // UTF-8 is reported where it stands, but a text that does not
-                // start as an envelope is judged by its first line, as the
-                // parser would have.
-                error: Some(with_shape_hint(
-                    error,
-                    &String::from_utf8_lossy(shape_prefix(patch)),
-                    if patch.starts_with(b"*** Begin Patch") {
-                        line
-                    } else {
-                        1
-                    },
-                )),
-            }
+            // Only the lines the shape check reads are decoded. Invalid
+            // UTF-8 is reported where it stands, but a text that does not
+            // start as an envelope is judged by its first line, as the
+            // parser would have.
+            Err(Refusal::of(with_shape_hint(
+                error,
+                &String::from_utf8_lossy(shape_prefix(patch)),
+                if patch.starts_with(b"*** Begin Patch") {
+                    line
+                } else {
+                    1
+                },
+            )))
         }
     }
 }
@@ -466,25 +469,18 @@ pub fn apply(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
 
 /// [`apply_bytes`] for an envelope given as text.
 pub(crate) fn apply_text(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
-    let applied = apply_once(fs, patch_text, options);
-    match applied.error {
-        Some(error) if options.diagnose && applied.changed_files.is_empty() => {
-            let found = repair::search(fs, patch_text, options, &error);
-            Applied {
-                changed_files: applied.changed_files,
-                error: Some(repair::annotate(error, &found)),
-            }
+    match apply_once(fs, patch_text, options) {
+        Err(refusal) if options.diagnose && refusal.changed_files.is_empty() => {
+            let found = repair::search(fs, patch_text, options, &refusal.error);
+            Err(Refusal::of(repair::annotate(*refusal.error, &found)))
         }
-        _ => applied,
+        applied => applied,
     }
 }
 
 /// `apply` without the repair search.
 fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied {
-    let fail = |error| Applied {
-        changed_files: Vec::new(),
-        error: Some(error),
-    };
+    let fail = |error| Err(Refusal::of(error));
     let (patch, mut planner) = match prepare(fs, patch_text, options) {
         Ok(ready) => ready,
         Err(e) => return fail(e),
@@ -499,10 +495,7 @@ fn apply_once(fs: &dyn Fs, patch_text: &str, options: &ApplyOptions) -> Applied 
                 return fail(commit_error(e));
             }
         }
-        Applied {
-            changed_files,
-            error: None,
-        }
+        Ok(changed_files)
     } else {
         sequential(&mut planner, &patch, options.dry_run)
     }
@@ -595,18 +588,15 @@ fn sequential(planner: &mut Planner<'_>, patch: &Patch<'_>, dry_run: bool) -> Ap
         });
         match result {
             Ok(file) => changed_files.push(file),
-            Err(e) => {
-                return Applied {
+            Err(error) => {
+                return Err(Refusal {
+                    error: Box::new(error),
                     changed_files,
-                    error: Some(e),
-                }
+                })
             }
         }
     }
-    Applied {
-        changed_files,
-        error: None,
-    }
+    Ok(changed_files)
 }
 
 fn commit_error(e: crate::commit::CommitError) -> ToolError {

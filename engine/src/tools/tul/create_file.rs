@@ -34,7 +34,7 @@ use crate::commit::{commit, missing_parents, Change, CREATING_DIRECTORY};
 use crate::content::Content;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::events::TARGET;
-use crate::tools::ToolEvents;
+use crate::tools::ToolHooks;
 use crate::fs::{EntryKind, Fs};
 use crate::hash::sha256_hex;
 use crate::path_guard::{resolve, GuardOptions, PathError};
@@ -454,10 +454,11 @@ pub fn run_with(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
 
 /// `workspace_create_file`'s own events (TUL-004 §6), beside the common
 /// ones of every call ([`crate::events`]).
-pub(crate) const EVENTS: ToolEvents = ToolEvents {
+pub(crate) const HOOKS: ToolHooks = ToolHooks {
     received: forwarded,
     finished: executed,
-    stored: crate::tools::NO_EVENTS.stored,
+    stored: crate::tools::NO_HOOKS.stored,
+    filed: crate::tools::NO_HOOKS.filed,
 };
 
 /// `Tool.CreateFile.Forwarded`: what the call asks for.

@@ -186,7 +186,7 @@ impl Index {
     pub fn build(fs: &dyn Fs) -> Result<Index, IdeError> {
         let internal = |e: ignore::Error| {
             IdeError::new(
-                "internal_error",
+                IdeErrorKind::InternalError,
                 format!("the *.java filter cannot be built: {e}"),
             )
         };
@@ -198,7 +198,7 @@ impl Index {
             .set_language(&tree_sitter_java::LANGUAGE.into())
             .map_err(|e| {
                 IdeError::new(
-                    "internal_error",
+                    IdeErrorKind::InternalError,
                     format!("the Java grammar cannot be loaded: {e}"),
                 )
             })?;
@@ -308,7 +308,7 @@ impl Index {
                 if nesting > MAX_TYPE_NESTING {
                     let path = self.files[file].as_str();
                     return Err(IdeError::new(
-                        "nesting_too_deep",
+                        IdeErrorKind::NestingTooDeep,
                         format!(
                             "{path}: type declarations nest more than {MAX_TYPE_NESTING} deep at line {}; call_chain indexes at most {MAX_TYPE_NESTING} levels of nested types",
                             line(node)

@@ -139,7 +139,7 @@ fn type_nesting_is_bounded() {
         index.work.get()
     );
     let e = index_of(&nest(MAX_TYPE_NESTING + 1)).unwrap_err();
-    assert_eq!(e.kind, "nesting_too_deep");
+    assert_eq!(e.kind, IdeErrorKind::NestingTooDeep);
     assert_eq!(e.details["path"], "A.java");
     assert_eq!(e.details["line"], MAX_TYPE_NESTING + 1);
     assert_eq!(e.details["limit"], MAX_TYPE_NESTING);
@@ -190,15 +190,11 @@ proptest::proptest! {
 #[test]
 fn params() {
     let a = parse(&json!({"method": "a.b.Foo.bar"})).unwrap();
+    assert_eq!(a, ChainArgs::new("a.b.Foo.bar"));
+    assert_eq!(a.parts().unwrap(), ("a.b.Foo", "bar"));
     assert_eq!(
-        (
-            a.class.as_str(),
-            a.name.as_str(),
-            a.direction,
-            a.depth,
-            a.include_source
-        ),
-        ("a.b.Foo", "bar", Direction::Both, 1, false)
+        (a.direction, a.depth, a.include_source),
+        (ChainDirection::Both, 1, false)
     );
     for bad in ["Foo", "Foo.", ".bar", "Foo..bar", "Foo.bar()", "Foo#bar"] {
         assert_eq!(
@@ -312,7 +308,7 @@ fn errors() {
     let e = chain(&dir, json!({"method": "Nope.x"})).unwrap_err();
     assert_eq!(
         (e.kind, &e.details["reason"]),
-        ("method_not_found", &json!("no_such_class"))
+        (IdeErrorKind::MethodNotFound, &json!("no_such_class"))
     );
     let e = chain(&dir, json!({"method": "Inventory.nope"})).unwrap_err();
     assert_eq!(e.details["available"], json!(["check", "reserve"]));
@@ -321,7 +317,7 @@ fn errors() {
         ("b/Foo.java", "package b; class Foo { void x() {} }"),
     ]);
     let e = chain(&dir, json!({"method": "Foo.x"})).unwrap_err();
-    assert_eq!(e.kind, "ambiguous_method");
+    assert_eq!(e.kind, IdeErrorKind::AmbiguousMethod);
     assert!(chain(&dir, json!({"method": "b.Foo.x"})).is_ok());
 }
 
@@ -452,7 +448,7 @@ fn a_file_over_the_token_limit_is_skipped() {
     );
     assert_eq!(doc["filesParsed"], 1);
     let err = chain(&dir, json!({"method": "Big.f"})).unwrap_err();
-    assert_eq!(err.kind, "method_not_found");
+    assert_eq!(err.kind, IdeErrorKind::MethodNotFound);
     assert!(
         err.message.contains("gen/Big.java was not parsed"),
         "{}",

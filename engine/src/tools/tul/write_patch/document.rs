@@ -5,8 +5,10 @@
 //! (C-wp-result); optional members are left out when they do not apply.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::store::{StoredBatch, StoredChange, StoredFilePatch};
 
 use super::batch::{FilePatch, LineChange, LineOp, ValidatedBatch};
 use super::validate::ValidationError;
@@ -314,4 +316,89 @@ impl LineChange {
         }
         doc
     }
+}
+
+/// The result document read back as the patch store files it: the batch
+/// (`result`) in its own tables, the `errors` on the call's row.
+#[derive(Deserialize)]
+struct Filed {
+    success: bool,
+    result: Option<FiledBatch>,
+    #[serde(default)]
+    errors: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FiledBatch {
+    batch_id: String,
+    batch_key: Option<String>,
+    batch_label: Option<String>,
+    files: Vec<FiledFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FiledFile {
+    file_patch_id: String,
+    file_key: Option<String>,
+    file_label: Option<String>,
+    doc_path: String,
+    path: Option<String>,
+    original_sha256: String,
+    new_sha256: Option<String>,
+    applied: Option<bool>,
+    error: Option<FiledError>,
+    skipped_because: Option<String>,
+    /// A [`ChangeDoc`] has a [`StoredChange`]'s members, one for one.
+    changes: Vec<StoredChange>,
+}
+
+#[derive(Deserialize)]
+struct FiledError {
+    code: String,
+    message: String,
+}
+
+/// The registry's store hook for `workspace_write_patch`
+/// (`crate::tools::ToolHooks::filed`): the batch of a result document
+/// (`kept`, this module's [`WritePatchDocument`] as serialized, without
+/// the workspace's file content) as the store keeps it, and the document's
+/// `errors`, which the call's row keeps beside it. `None` for a document
+/// without a batch (one refused before it had IDs, or an internal error):
+/// that call is kept as it came.
+pub fn filed(call_id: &str, kept: &Value) -> Option<(StoredBatch, Value)> {
+    let document = Filed::deserialize(kept).ok()?;
+    let batch = document.result?;
+    let files = batch
+        .files
+        .into_iter()
+        .map(|file| StoredFilePatch {
+            file_patch_id: file.file_patch_id,
+            file_key: file.file_key,
+            file_label: file.file_label,
+            doc_path: file.doc_path,
+            path: file.path,
+            original_sha256: file.original_sha256,
+            new_sha256: file.new_sha256,
+            applied: file.applied.unwrap_or(false),
+            error_code: file.error.as_ref().map(|e| e.code.clone()),
+            error_message: file.error.map(|e| e.message),
+            skipped_because: file.skipped_because,
+            changes: file.changes,
+        })
+        .collect();
+    let recorded_at_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().min(u64::MAX as u128) as u64);
+    let stored = StoredBatch {
+        batch_id: batch.batch_id,
+        batch_key: batch.batch_key,
+        batch_label: batch.batch_label,
+        call_id: call_id.to_string(),
+        recorded_at_ms,
+        applied: document.success,
+        files,
+    };
+    Some((stored, Value::Array(document.errors)))
 }

@@ -33,13 +33,15 @@ pub use apply::ApplyError;
 pub use batch::{FilePatch, LineChange, LineOp, ValidatedBatch};
 pub(crate) use document::WritePatchDocument;
 pub(crate) use params::WritePatchParams;
-pub(crate) use tool::{run_with, EVENTS};
+pub(crate) use tool::{run_with, HOOKS};
 pub use validate::{ValidationCode, ValidationError};
 pub use workspace::{apply_batch, BatchReport, CommitFailure, FileFailure, FileOutcome, FileStatus};
 
 // The seams the fuzz oracles and benches drive (the `testing` feature).
 #[cfg(any(test, feature = "testing"))]
 pub use apply::apply_changes;
+#[cfg(any(test, feature = "testing"))]
+pub use document::filed;
 #[cfg(any(test, feature = "testing"))]
 pub use validate::validate;
 #[cfg(any(test, feature = "testing"))]

@@ -27,7 +27,7 @@ use super::validate::{validate, ValidationError};
 use super::workspace::{apply_batch, BatchReport, FileFailure, FileStatus};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::events::{array_len, batch_id, TARGET};
-use crate::tools::ToolEvents;
+use crate::tools::ToolHooks;
 use crate::tools::wire::document;
 use crate::tools::{guarded, OpenFs};
 
@@ -215,11 +215,13 @@ fn outcome(doc: Value) -> ToolOutcome {
 }
 
 /// `workspace_write_patch`'s own events (TUL-002 §9), beside the common
-/// ones of every call ([`crate::events`]).
-pub(crate) const EVENTS: ToolEvents = ToolEvents {
+/// ones of every call ([`crate::events`]), and its calls filed by the store
+/// as batches ([`super::document::filed`]).
+pub(crate) const HOOKS: ToolHooks = ToolHooks {
     received: batch_received,
     finished: batch_failed,
     stored: batch_stored,
+    filed: super::document::filed,
 };
 
 /// `Tool.WritePatch.BatchReceived`: the batch's size.

@@ -406,6 +406,19 @@ fn line_field(
     n
 }
 
+/// The `newLines` of an insert or a replace: required, each line without a
+/// `\n` and not ending in `\r`.
+fn new_lines(obj: &Map<String, Value>, loc: Loc<'_>, errs: &mut Errors) -> Option<Vec<String>> {
+    line_array(
+        obj,
+        "newLines",
+        ValidationCode::NewLinesMissing,
+        true,
+        loc,
+        errs,
+    )
+}
+
 /// A required array of line strings; `forbid_trailing_cr` for `newLines`.
 fn line_array(
     obj: &Map<String, Value>,
@@ -560,6 +573,22 @@ fn at_least(
     u64::try_from(n).ok()
 }
 
+/// The required line fields of an operation, each with its least value
+/// and the error below it: all are read first (missing, not an integer),
+/// then each readable one is held to its least, so the errors come in that
+/// order whatever the operation.
+fn line_fields<const N: usize>(
+    obj: &Map<String, Value>,
+    fields: [(&'static str, i128, ValidationCode); N],
+    loc: Loc<'_>,
+    errs: &mut Errors,
+) -> [Option<u64>; N] {
+    let mut read = fields
+        .map(|(key, ..)| line_field(obj, key, loc, errs))
+        .into_iter();
+    fields.map(|(key, min, code)| at_least(read.next().flatten(), min, key, code, loc, errs))
+}
+
 /// The fields of an insert: where it goes (when `afterLine` was readable)
 /// and the operation (when all were valid).
 fn insert(
@@ -575,24 +604,13 @@ fn insert(
         loc,
         errs,
     );
-    let after = line_field(obj, "afterLine", loc, errs);
-    let after = at_least(
-        after,
-        0,
-        "afterLine",
-        ValidationCode::AfterLineNegative,
+    let [after] = line_fields(
+        obj,
+        [("afterLine", 0, ValidationCode::AfterLineNegative)],
         loc,
         errs,
     );
-    let new_lines = line_array(
-        obj,
-        "newLines",
-        ValidationCode::NewLinesMissing,
-        true,
-        loc,
-        errs,
-    )
-    .and_then(|lines| {
+    let new_lines = new_lines(obj, loc, errs).and_then(|lines| {
         if lines.is_empty() {
             errs.push(
                 loc,
@@ -630,21 +648,12 @@ fn replace_or_delete(
         &["afterLine"]
     };
     not_allowed(obj, forbidden, op, loc, errs);
-    let start = line_field(obj, "startLine", loc, errs);
-    let end = line_field(obj, "endLine", loc, errs);
-    let start = at_least(
-        start,
-        1,
-        "startLine",
-        ValidationCode::StartLineBelowOne,
-        loc,
-        errs,
-    );
-    let end = at_least(
-        end,
-        1,
-        "endLine",
-        ValidationCode::EndLineBelowOne,
+    let [start, end] = line_fields(
+        obj,
+        [
+            ("startLine", 1, ValidationCode::StartLineBelowOne),
+            ("endLine", 1, ValidationCode::EndLineBelowOne),
+        ],
         loc,
         errs,
     );
@@ -697,14 +706,7 @@ fn replace_or_delete(
             _ => None,
         }
     } else {
-        let new_lines = line_array(
-            obj,
-            "newLines",
-            ValidationCode::NewLinesMissing,
-            true,
-            loc,
-            errs,
-        );
+        let new_lines = new_lines(obj, loc, errs);
         match (range, expected, new_lines) {
             (Some((start_line, end_line)), Some(expected_original_lines), Some(new_lines)) => {
                 Some(LineOp::Replace {
@@ -1203,6 +1205,11 @@ mod tests {
         check_changes(
             rep(json!(2), json!(1), json!(["a"])),
             &["end_line_before_start"],
+        );
+        // Both line fields are read before either is held to its least.
+        check_changes(
+            rep(json!(0), json!("1"), json!(["a"])),
+            &["line_field_not_integer", "start_line_below_one"],
         );
         check_changes(
             rep(json!(1), json!(2), json!(["a"])),

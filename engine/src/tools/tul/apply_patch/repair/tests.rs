@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::fs::RealFs;
-use super::super::{apply, Applied};
+use super::super::apply;
 
 const PY: &str = "import os\n\n\ndef main():\n\tprint('hi')\n\treturn 0\n\n\ndef other():\n    x = \"a\"\n    return x\n";
 
@@ -25,12 +25,13 @@ fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
 fn refuse(file: &str, patch: &str) -> (ToolError, Option<Repair>, tempfile::TempDir) {
     let dir = workspace(&[("a.py", file)]);
     let fs = RealFs::open(dir.path()).unwrap();
-    let Applied { error, .. } = apply(&fs, patch, &ApplyOptions::default());
-    let error = error.expect("refused");
+    let error = apply(&fs, patch, &ApplyOptions::default())
+        .expect_err("refused")
+        .error;
     assert_eq!(read(dir.path()), file, "a refusal changes nothing");
     assert!(error.hint().is_some(), "a hint on every refusal: {error:?}");
     let repair = repair_of(&error.details);
-    (error, repair, dir)
+    (*error, repair, dir)
 }
 
 fn read(root: &Path) -> String {
@@ -48,7 +49,7 @@ fn repaired(file: &str, patch: &str, cause: &str, after: &str) -> ToolError {
     );
     let fs = RealFs::open(dir.path()).unwrap();
     let applied = apply(&fs, &repair.patch, &ApplyOptions::default());
-    assert_eq!(applied.error, None);
+    assert!(applied.is_ok(), "{applied:?}");
     assert_eq!(read(dir.path()), after);
     assert!(error.hint().unwrap().contains("details.repair"));
     error
@@ -249,12 +250,12 @@ fn a_multi_file_envelope_is_repaired_only_when_every_section_is() {
     let dir = workspace(&[("a.py", PY), ("b.py", "one\ntwo\n")]);
     let fs = RealFs::open(dir.path()).unwrap();
     let both = "*** Begin Patch\n*** Update File: a.py\n@@\n-\\treturn 0\n+\\treturn 1\n\n*** Update File: b.py\n@@\n one\n-two\n+three\n*** End Patch\n";
-    let e = apply(&fs, both, &ApplyOptions::default()).error.unwrap();
+    let e = apply(&fs, both, &ApplyOptions::default()).unwrap_err().error;
     let repair = repair_of(&e.details).expect("both sections repaired");
     assert_eq!(repair.fixes.len(), 2, "{:?}", repair.fixes);
     // The second section's content is nowhere: no repair at all.
     let broken = both.replace(" one\n", " nowhere\n");
-    let e = apply(&fs, &broken, &ApplyOptions::default()).error.unwrap();
+    let e = apply(&fs, &broken, &ApplyOptions::default()).unwrap_err().error;
     assert_eq!(repair_of(&e.details), None);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
@@ -273,7 +274,7 @@ fn the_search_stops_at_its_dry_run_bound() {
         diagnose: false,
         ..ApplyOptions::default()
     };
-    let e = apply(&fs, &patch, &quiet).error.unwrap();
+    let e = apply(&fs, &patch, &quiet).unwrap_err().error;
     let found = search(&fs, &patch, &ApplyOptions::default(), &e);
     assert!(
         found.dry_runs > 1 && found.dry_runs <= MAX_DRY_RUNS,
