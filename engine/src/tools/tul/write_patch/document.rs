@@ -362,7 +362,7 @@ struct FiledError {
 
 /// The registry's store hook for `workspace_write_patch`
 /// (`crate::tools::ToolHooks::filed`): the batch of a result document
-/// (`kept`, this module's [`WritePatchDocument`] as serialized, without
+/// (`kept`, this module's `WritePatchDocument` as serialized, without
 /// the workspace's file content) as the store keeps it, and the document's
 /// `errors`, which the call's row keeps beside it. `None` for a document
 /// without a batch (one refused before it had IDs, or an internal error):
