@@ -278,14 +278,14 @@ fn internal_error(call: &ToolCall<'_>) -> ToolOutcome {
         "internal error: the engine failed unexpectedly (a bug); the workspace may be partly written",
     )
     .because(Reason::InternalError);
-    outcome(atomic, &Err(Refusal::of(error)))
+    ToolOutcome::of_apply_patch(atomic, &Err(Refusal::of(error)))
 }
 
 fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
     let (patch, mut options) = match read_params(call.params) {
         Ok(p) => p,
         Err(e) => {
-            return outcome(true, &Err(Refusal::of(e)))
+            return ToolOutcome::of_apply_patch(true, &Err(Refusal::of(e)))
         }
     };
     let fs = match open(call.workspace_root) {
@@ -296,57 +296,55 @@ fn execute(call: &ToolCall<'_>, open: &OpenFs<'_>) -> ToolOutcome {
                 format!("cannot open the workspace: {e}"),
             )
             .because(Reason::IoError);
-            return outcome(options.atomic, &Err(Refusal::of(error)));
+            return ToolOutcome::of_apply_patch(options.atomic, &Err(Refusal::of(error)));
         }
     };
     options.workspace_root = std::path::absolute(call.workspace_root).ok();
     let applied = apply_text(&*fs, &patch, &options);
-    outcome(options.atomic, &applied)
+    ToolOutcome::of_apply_patch(options.atomic, &applied)
 }
 
 impl ToolOutcome {
     /// The wire outcome of an `apply_patch` (`atomic` as it ran): its
     /// result document, as [`crate::dispatch::call`] would answer.
-    pub fn of_apply_patch(atomic: bool, applied: &Result<Vec<ChangedFile>, Refusal>) -> ToolOutcome {
-        outcome(atomic, applied)
-    }
-}
-
-/// Build the wire outcome of an [`Applied`].
-pub fn outcome(atomic: bool, applied: &Applied) -> ToolOutcome {
-    match applied {
-        Ok(changed_files) => ToolOutcome {
-            success: true,
-            result: crate::tools::wire::document(&ApplyPatchDocument::Applied {
-                success: Succeeded::default(),
-                data: ApplyData {
-                    changed_files,
-                    atomic,
-                },
-            }),
-            error: None,
-        },
-        Err(Refusal {
-            error: e,
-            changed_files,
-        }) => {
-            let message = e.message_with_hint();
-            let result = crate::tools::wire::document(&ApplyPatchDocument::Refused {
-                success: Failed::default(),
-                error: ApplyPatchError {
-                    kind: e.kind,
-                    message: message.clone(),
-                    details: &e.details,
-                },
-                data: ApplyData {
-                    changed_files,
-                    atomic,
-                },
-            });
-            ToolOutcome {
-                success: false,
-                result,
-                error: Some(message),
+    pub fn of_apply_patch(
+        atomic: bool,
+        applied: &Result<Vec<ChangedFile>, Refusal>,
+    ) -> ToolOutcome {
+        match applied {
+            Ok(changed_files) => ToolOutcome {
+                success: true,
+                result: crate::tools::wire::document(&ApplyPatchDocument::Applied {
+                    success: Succeeded::default(),
+                    data: ApplyData {
+                        changed_files,
+                        atomic,
+                    },
+                }),
+                error: None,
+            },
+            Err(Refusal {
+                error: e,
+                changed_files,
+            }) => {
+                let message = e.message_with_hint();
+                let result = crate::tools::wire::document(&ApplyPatchDocument::Refused {
+                    success: Failed::default(),
+                    error: ApplyPatchError {
+                        kind: e.kind,
+                        message: message.clone(),
+                        details: &e.details,
+                    },
+                    data: ApplyData {
+                        changed_files,
+                        atomic,
+                    },
+                });
+                ToolOutcome {
+                    success: false,
+                    result,
+                    error: Some(message),
+                }
             }
         }
     }

@@ -388,9 +388,7 @@ pub fn filed(call_id: &str, kept: &Value) -> Option<(StoredBatch, Value)> {
             changes: file.changes,
         })
         .collect();
-    let recorded_at_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis().min(u64::MAX as u128) as u64);
+    let recorded_at_ms = crate::commit::now_millis().min(u64::MAX as u128) as u64;
     let stored = StoredBatch {
         batch_id: batch.batch_id,
         batch_key: batch.batch_key,
